@@ -1,0 +1,106 @@
+#include "bench_table.hpp"
+
+#include "gpu_info.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+namespace common {
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+bool matches_any(const std::vector<std::string>& filters, const std::string& name) {
+  if (filters.empty()) return true;
+  for (const auto& f : filters)
+    if (name.find(f) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+bool BenchArgs::wants_version(const std::string& name) const { return matches_any(versions, name); }
+bool BenchArgs::wants_dtype(const std::string& name) const { return matches_any(dtypes, name); }
+
+BenchArgs parse_bench_args(int argc, char** argv, const std::string& usage) {
+  BenchArgs args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value_of = [&](const std::string& option) -> std::optional<std::string> {
+      if (arg.rfind(option + "=", 0) == 0) return arg.substr(option.size() + 1);
+      return std::nullopt;
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::cout << usage << "\n"
+                << "Common options:\n"
+                << "  --csv               machine-readable output\n"
+                << "  --sizes=a,b,...     problem sizes (see above)\n"
+                << "  --versions=a,b,...  only versions whose name contains one of these\n"
+                << "  --dtypes=fp32,bf16  only these element types\n";
+      std::exit(0);
+    } else if (arg == "--csv") {
+      args.csv = true;
+    } else if (auto sizes = value_of("--sizes")) {
+      args.sizes = split_list(*sizes);
+    } else if (auto versions = value_of("--versions")) {
+      args.versions = split_list(*versions);
+    } else if (auto dtypes = value_of("--dtypes")) {
+      args.dtypes = split_list(*dtypes);
+    } else {
+      std::cerr << "unknown option '" << arg << "' (try --help)\n";
+      std::exit(2);
+    }
+  }
+  if (auto reason = gpu_unavailable_reason()) {
+    std::cerr << "This benchmark needs a CUDA GPU and cannot run here: " << *reason << "\n";
+    std::exit(1);
+  }
+  return args;
+}
+
+BenchTable::BenchTable(std::string title, const BenchArgs& args)
+    : title_(std::move(title)), csv_(args.csv), copy_gbs_(copy_bandwidth_gbs()) {
+  if (csv_) {
+    std::printf("benchmark,version,shape,dtype,median_us,min_us,max_us,runs,gb_per_s,"
+                "pct_of_copy,vendor_us,speedup_vs_vendor\n");
+  } else {
+    std::printf("%s on %s\n", title_.c_str(), device_description().c_str());
+    std::printf("copy bandwidth (device-to-device memcpy, read + write): %.0f GB/s\n", copy_gbs_);
+    std::printf("times: median of many runs, L2 flushed before each; GB/s counts each input read\n"
+                "and each output written once; 'vs vendor' is vendor time / our time (>1: faster)\n\n");
+    std::printf("%-28s %-16s %-5s %10s %9s %8s %10s\n", "version", "shape", "dtype", "time(us)",
+                "GB/s", "% copy", "vs vendor");
+  }
+  std::fflush(stdout);
+}
+
+void BenchTable::add(BenchRow row) {
+  const double gbs = row.bytes / (row.timing.median_us * 1e3);
+  const double pct = 100.0 * gbs / copy_gbs_;
+  const double speedup = row.vendor_us ? *row.vendor_us / row.timing.median_us : 0.0;
+  if (csv_) {
+    std::printf("%s,%s,%s,%s,%.3f,%.3f,%.3f,%d,%.1f,%.1f,", title_.c_str(), row.version.c_str(),
+                row.shape.c_str(), row.dtype.c_str(), row.timing.median_us, row.timing.min_us,
+                row.timing.max_us, row.timing.runs, gbs, pct);
+    if (row.vendor_us)
+      std::printf("%.3f,%.3f\n", *row.vendor_us, speedup);
+    else
+      std::printf(",\n");
+  } else {
+    char vs[32] = "";
+    if (row.vendor_us) std::snprintf(vs, sizeof vs, "%.2fx", speedup);
+    std::printf("%-28s %-16s %-5s %10.2f %9.0f %7.1f%% %10s\n", row.version.c_str(),
+                row.shape.c_str(), row.dtype.c_str(), row.timing.median_us, gbs, pct, vs);
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace common

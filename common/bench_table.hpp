@@ -1,0 +1,50 @@
+// What every benchmark binary shares: the command line, the device banner and the results table
+// (version, shape, dtype, time, GB/s, % of the copy bandwidth measured in the same process, and
+// the speed relative to the vendor library).
+#pragma once
+
+#include "timing.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace common {
+
+struct BenchArgs {
+  bool csv = false;
+  std::vector<std::string> sizes;     // --sizes=a,b,c   (the chapter says what a size means)
+  std::vector<std::string> versions;  // --versions=a,b  (substring match; empty means all)
+  std::vector<std::string> dtypes;    // --dtypes=fp32,bf16
+
+  bool wants_version(const std::string& name) const;
+  bool wants_dtype(const std::string& name) const;
+};
+
+// Parses the common options; prints `usage` and exits 0 on --help, exits 2 on an unknown option.
+// Exits 1 with the reason when no CUDA device is usable: a benchmark cannot run without one.
+BenchArgs parse_bench_args(int argc, char** argv, const std::string& usage);
+
+struct BenchRow {
+  std::string version;
+  std::string shape;
+  std::string dtype;
+  Timing timing;
+  double bytes = 0;                 // bytes the operation must move at least (the roofline count)
+  std::optional<double> vendor_us;  // the vendor library's time for the same problem
+};
+
+class BenchTable {
+ public:
+  // Prints the banner (device, copy bandwidth) unless the output is CSV.
+  BenchTable(std::string title, const BenchArgs& args);
+  void add(BenchRow row);  // printed at once, so long runs show progress
+  double copy_gbs() const { return copy_gbs_; }
+
+ private:
+  std::string title_;
+  bool csv_;
+  double copy_gbs_;
+};
+
+}  // namespace common

@@ -1,0 +1,116 @@
+// Warp and block reductions built on warp shuffles, generic over the value type and the operator.
+//
+//   float s = common::block_reduce(x, common::Sum{}, 0.0f);        // every thread gets the sum
+//   MaxSum p = common::warp_reduce(p, common::MaxSumMerge{});      // online softmax pair
+//   Welford w = common::block_reduce(w, common::WelfordMerge{}, common::Welford{0, 0, 0});
+//
+// Rules: blockDim.x is a multiple of 32 (at most 1024) and every thread of the block calls
+// block_reduce (it contains barriers). Value types are trivially copyable, 4-byte multiples.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+
+namespace common {
+
+constexpr unsigned kFullWarpMask = 0xffffffffu;
+constexpr int kWarpSize = 32;
+
+// __shfl_xor_sync for any trivially copyable value: each 32-bit word is shuffled, so structs
+// such as (max, sum) pairs and Welford triples travel like scalars.
+template <typename T>
+__device__ __forceinline__ T shfl_xor(T value, int lane_mask) {
+  static_assert(sizeof(T) % 4 == 0, "shuffle works on 4-byte words");
+  constexpr int kWords = sizeof(T) / 4;
+  int words[kWords];
+  memcpy(words, &value, sizeof(T));
+#pragma unroll
+  for (int i = 0; i < kWords; ++i) words[i] = __shfl_xor_sync(kFullWarpMask, words[i], lane_mask);
+  memcpy(&value, words, sizeof(T));
+  return value;
+}
+
+// Butterfly reduction: after log2(32) steps every lane holds the result of the whole warp.
+template <typename T, typename Op>
+__device__ __forceinline__ T warp_reduce(T value, Op op) {
+#pragma unroll
+  for (int lane_mask = kWarpSize / 2; lane_mask > 0; lane_mask /= 2)
+    value = op(value, shfl_xor(value, lane_mask));
+  return value;
+}
+
+// Warps reduce in registers, one value per warp crosses shared memory, then every warp reduces
+// those partials so that all threads return the block's result without a broadcast step.
+template <typename T, typename Op>
+__device__ __forceinline__ T block_reduce(T value, Op op, T identity) {
+  // Raw storage: a __shared__ variable of a class type may not have a constructor.
+  __shared__ alignas(16) unsigned char storage[kWarpSize * sizeof(T)];
+  T* partials = reinterpret_cast<T*>(storage);
+  const int lane = threadIdx.x % kWarpSize;
+  const int warp = threadIdx.x / kWarpSize;
+  const int num_warps = blockDim.x / kWarpSize;
+
+  value = warp_reduce(value, op);
+  if (lane == 0) partials[warp] = value;
+  __syncthreads();
+  value = warp_reduce(lane < num_warps ? partials[lane] : identity, op);
+  __syncthreads();  // partials may be reused by the next call
+  return value;
+}
+
+struct Sum {
+  template <typename T>
+  __host__ __device__ __forceinline__ T operator()(T a, T b) const {
+    return a + b;
+  }
+};
+
+// Maximum that propagates NaN (fmaxf would drop it): max(x, NaN) = NaN.
+struct Max {
+  template <typename T>
+  __host__ __device__ __forceinline__ T operator()(T a, T b) const {
+    return (a != a || a > b) ? a : b;
+  }
+};
+
+// Online softmax state of a set of values x_i: max = max x_i, sum = sum exp(x_i - max).
+// The empty set is {-inf, 0}.
+struct MaxSum {
+  float max;
+  float sum;
+};
+
+// Merging two sets rescales each sum to the common maximum:
+//   m = max(m_a, m_b),  l = l_a * exp(m_a - m) + l_b * exp(m_b - m).
+// When both maxima are -inf (empty sets, or masked values only) exp(-inf - -inf) would be NaN:
+// the merged set is still empty. A NaN maximum propagates.
+struct MaxSumMerge {
+  __device__ __forceinline__ MaxSum operator()(MaxSum a, MaxSum b) const {
+    const float m = Max{}(a.max, b.max);
+    if (m == -INFINITY) return {m, 0.0f};
+    return {m, a.sum * __expf(a.max - m) + b.sum * __expf(b.max - m)};
+  }
+};
+
+// Welford state of a set of values: count, mean and M2 = sum (x_i - mean)^2.
+struct Welford {
+  float count;
+  float mean;
+  float m2;
+};
+
+// Chan et al.'s merge: with delta = mean_b - mean_a and n = n_a + n_b,
+//   mean = mean_a + delta * n_b / n,  M2 = M2_a + M2_b + delta^2 * n_a * n_b / n.
+// Either side may be empty (count 0); no large sums of squares ever form, so no cancellation.
+struct WelfordMerge {
+  __device__ __forceinline__ Welford operator()(Welford a, Welford b) const {
+    const float n = a.count + b.count;
+    if (n == 0.0f) return a;
+    const float delta = b.mean - a.mean;
+    const float weight_b = b.count / n;
+    return {n, a.mean + delta * weight_b, a.m2 + b.m2 + delta * delta * a.count * weight_b};
+  }
+};
+
+}  // namespace common

@@ -1,0 +1,111 @@
+// Comparing GPU results with a double-precision CPU reference. Every check returns a CheckResult
+// whose message names the first offending elements, so a failing test says what went wrong.
+#pragma once
+
+#include "device_buffer.hpp"
+#include "dtype.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace common {
+
+struct CheckResult {
+  bool ok = true;
+  std::string message;  // empty when ok
+
+  static CheckResult pass() { return {}; }
+  static CheckResult fail(std::string why) { return {false, std::move(why)}; }
+  // The first failure wins; `and_then` chains checks.
+  CheckResult& and_then(const CheckResult& next) {
+    if (ok && !next.ok) *this = next;
+    return *this;
+  }
+};
+
+// NaN equals NaN, an infinity equals the same infinity; finite values must be close.
+inline bool close_or_same_special(double got, double want, double tolerance) {
+  if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
+  if (std::isinf(want) || std::isinf(got)) return got == want;
+  return std::fabs(got - want) <= tolerance;
+}
+
+// ‖got − ref‖₂ / ‖ref‖₂ over the finite reference values (NaN/inf are checked elementwise).
+template <typename T>
+double relative_l2_error(const std::vector<T>& got, const std::vector<double>& ref) {
+  double diff2 = 0.0, ref2 = 0.0;
+  for (size_t i = 0; i < ref.size() && i < got.size(); ++i) {
+    if (!std::isfinite(ref[i])) continue;
+    const double d = static_cast<double>(to_float(got[i])) - ref[i];
+    diff2 += d * d;
+    ref2 += ref[i] * ref[i];
+  }
+  return ref2 > 0.0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+}
+
+inline double to_double(float v) { return v; }
+inline double to_double(double v) { return v; }
+inline double to_double(__half v) { return to_float(v); }
+inline double to_double(__nv_bfloat16 v) { return to_float(v); }
+
+// Elementwise |got − ref| ≤ atol + rtol·|ref|, after checking that every element was written
+// (no poison left) and that the sizes agree. `what` names the output in messages.
+template <typename T>
+CheckResult check_close(const std::vector<T>& got, const std::vector<double>& ref, double atol,
+                        double rtol, const std::string& what) {
+  if (got.size() != ref.size())
+    return CheckResult::fail(what + ": " + std::to_string(got.size()) + " elements, expected " +
+                             std::to_string(ref.size()));
+  const int64_t unwritten = first_unwritten(got);
+  if (unwritten >= 0)
+    return CheckResult::fail(what + ": element " + std::to_string(unwritten) +
+                             " was never written (still holds the poison pattern)");
+  size_t bad = 0;
+  std::ostringstream first;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double g = to_double(got[i]);
+    if (close_or_same_special(g, ref[i], atol + rtol * std::fabs(ref[i]))) continue;
+    if (bad < 5)
+      first << "\n  [" << i << "] got " << g << ", expected " << ref[i] << " (tolerance "
+            << atol + rtol * std::fabs(ref[i]) << ")";
+    ++bad;
+  }
+  if (bad == 0) return CheckResult::pass();
+  std::ostringstream msg;
+  msg << what << ": " << bad << " of " << ref.size() << " elements out of tolerance; first:"
+      << first.str();
+  return CheckResult::fail(msg.str());
+}
+
+// Exact comparison of indices (top-k and friends), after the poison check.
+template <typename I>
+CheckResult check_indices(const std::vector<I>& got, const std::vector<int64_t>& want,
+                          const std::string& what) {
+  if (got.size() != want.size())
+    return CheckResult::fail(what + ": " + std::to_string(got.size()) + " indices, expected " +
+                             std::to_string(want.size()));
+  const int64_t unwritten = first_unwritten(got);
+  if (unwritten >= 0)
+    return CheckResult::fail(what + ": index " + std::to_string(unwritten) + " was never written");
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (static_cast<int64_t>(got[i]) != want[i]) {
+      std::ostringstream msg;
+      msg << what << ": position " << i << " holds index " << static_cast<int64_t>(got[i])
+          << ", expected " << want[i];
+      return CheckResult::fail(msg.str());
+    }
+  }
+  return CheckResult::pass();
+}
+
+// Guard zones of a GuardedBuffer: a failure means a write past either end of the output.
+template <typename T>
+CheckResult check_guards(const GuardedBuffer<T>& buffer, const std::string& what) {
+  if (buffer.guards_intact()) return CheckResult::pass();
+  return CheckResult::fail(what + ": a guard canary changed: something wrote outside the output");
+}
+
+}  // namespace common

@@ -1,0 +1,53 @@
+// Deterministic, seeded test and benchmark data. The generator is our own (splitmix64 with
+// Box-Muller), so a seed gives the same numbers on every platform and standard library.
+#pragma once
+
+#include "dtype.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <vector>
+
+namespace common::gen {
+
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull) {}
+  uint64_t next_u64();
+  double uniform01();  // [0, 1)
+  double normal();     // mean 0, standard deviation 1
+  size_t below(size_t bound) { return static_cast<size_t>(uniform01() * static_cast<double>(bound)); }
+
+ private:
+  uint64_t state_;
+};
+
+std::vector<float> uniform(size_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f);
+std::vector<float> normal(size_t n, uint64_t seed, float mean = 0.0f, float stddev = 1.0f);
+
+// Logit-like: a normal body (std 2) with a heavy right tail, a few values far above the rest,
+// as in a language model's output where a handful of tokens are likely.
+std::vector<float> logits(size_t n, uint64_t seed);
+
+// Values from a small set {0, 1, ..., distinct - 1}: many exact ties.
+std::vector<float> ties(size_t n, uint64_t seed, int distinct = 4);
+
+// Uniform values in [lo, hi) generated straight into T, for inputs too large to stage as float.
+template <typename T>
+std::vector<T> uniform_as(size_t n, uint64_t seed, float lo, float hi) {
+  Rng rng(seed);
+  std::vector<T> out(n);
+  for (size_t i = 0; i < n; ++i)
+    out[i] = from_float<T>(lo + (hi - lo) * static_cast<float>(rng.uniform01()));
+  return out;
+}
+
+// Overwrite `count` distinct random positions with `value` (inf, NaN, huge numbers, ...).
+void sprinkle(std::vector<float>& values, float value, size_t count, uint64_t seed);
+
+// Each boundary b gives b - 1, b and b + 1 (values below 1 dropped), sorted and unique: the
+// sizes around warp, block and vector-width boundaries where off-by-one errors live.
+std::vector<size_t> sizes_around(std::initializer_list<size_t> boundaries);
+
+}  // namespace common::gen

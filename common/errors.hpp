@@ -1,0 +1,51 @@
+// Errors: CUDA failures and bad arguments become exceptions that say where they happened.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace common {
+
+// A failed CUDA runtime call, naming the call, the source location and CUDA's own message.
+class CudaError : public std::runtime_error {
+ public:
+  CudaError(cudaError_t code, const std::string& what) : std::runtime_error(what), code_(code) {}
+  cudaError_t code() const { return code_; }
+
+ private:
+  cudaError_t code_;
+};
+
+inline void cuda_check(cudaError_t code, const char* call, const char* file, int line) {
+  if (code == cudaSuccess) return;
+  std::ostringstream msg;
+  msg << file << ":" << line << ": " << call << " failed: " << cudaGetErrorName(code) << " ("
+      << cudaGetErrorString(code) << ")";
+  throw CudaError(code, msg.str());
+}
+
+[[noreturn]] inline void throw_bad_argument(const char* function, const std::string& what) {
+  throw std::invalid_argument(std::string(function) + ": " + what);
+}
+
+}  // namespace common
+
+// Wrap every CUDA runtime call: CUDA_CHECK(cudaMalloc(&p, bytes));
+#define CUDA_CHECK(call) ::common::cuda_check((call), #call, __FILE__, __LINE__)
+
+// After every kernel launch: catches bad launch configurations at once. Errors raised while the
+// kernel runs surface at the next synchronizing call, which is checked too.
+#define CUDA_CHECK_LAUNCH() ::common::cuda_check(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)
+
+// Argument validation in launchers: CHECK_ARG(n >= 0, "n must be >= 0, got " << n);
+#define CHECK_ARG(cond, message)                                     \
+  do {                                                               \
+    if (!(cond)) {                                                   \
+      std::ostringstream check_arg_msg_;                             \
+      check_arg_msg_ << message;                                     \
+      ::common::throw_bad_argument(__func__, check_arg_msg_.str()); \
+    }                                                                \
+  } while (0)

@@ -1,0 +1,34 @@
+// Main of every GPU test binary. With no usable CUDA device it prints why and exits with the
+// code ctest is told means "skipped"; listing the tests (discovery at build time) needs no GPU.
+#include "common/gpu_info.hpp"
+
+#if CATCH2_MAJOR == 3
+#include <catch2/catch_session.hpp>
+#else
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+#endif
+
+#include <iostream>
+#include <string>
+
+namespace {
+bool only_lists_or_helps(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--list", 0) == 0 || arg == "-l" || arg == "-h" || arg == "--help" || arg == "-?")
+      return true;
+  }
+  return false;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!only_lists_or_helps(argc, argv)) {
+    if (auto reason = common::gpu_unavailable_reason()) {
+      std::cout << "SKIPPED: " << *reason << ". This test needs a CUDA GPU.\n";
+      return GPU_TEST_SKIP_CODE;
+    }
+  }
+  return Catch::Session().run(argc, argv);
+}

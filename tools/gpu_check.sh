@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Everything a GPU machine must confirm, in one run, for the chapters named (default: all):
+#   1. a clean Release build of the chapters' solution, student, checker and CPU targets;
+#   2. the full solution suite (labels solutions, checker, cpu) of those chapters: nothing may be
+#      skipped or fail;
+#   3. compute-sanitizer memcheck and racecheck over the solution tests (tests tagged [large]
+#      excluded: under the sanitizer they would take hours);
+#   4. the student tests on the untouched skeletons, which must fail (their log is kept);
+#   5. the solution benchmarks (pass BENCH_ARGS to narrow them).
+# Logs go to $OUT when set (the GPU machine's result folder), else ./gpu-logs.
+#   tools/gpu_check.sh ch07_reduction
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+out=${OUT:-$root/gpu-logs}
+mkdir -p "$out"
+build=${BUILD_DIR:-build-gpu}
+chapters=("$@")
+[ ${#chapters[@]} -gt 0 ] || chapters=($(ls -d ch[0-9]*_* | sort))
+status=0
+step() { echo; echo "==== $*"; }
+
+step "device"
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/device.txt"
+
+step "configure + build (${chapters[*]})"
+generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
+chapter_list=$(IFS=';'; echo "${chapters[*]}")
+cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCHAPTERS_WERROR=ON \
+  "-DCHAPTERS=$chapter_list" \
+  >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+targets=(common_cpu_tests)
+for ch in "${chapters[@]}"; do
+  targets+=("${ch}_solution_tests" "${ch}_student_tests" "${ch}_checker_tests" "${ch}_cpu_tests"
+            "${ch}_solution_bench")
+done
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >"$out/build.log" 2>&1 \
+  || { grep -E "error|warning" "$out/build.log" | head -40; exit 1; }
+echo "built ${#targets[@]} targets"
+
+regex=$(IFS='|'; echo "${chapters[*]}|consistency|common")
+step "solution suite"
+ctest --test-dir "$build" -L "solutions|checker|cpu" -R "$regex" --output-on-failure \
+  >"$out/ctest_solutions.log" 2>&1 || status=1
+tail -5 "$out/ctest_solutions.log"
+grep -E "\*\*\*(Failed|Skipped|Exception|Timeout)|Not Run" "$out/ctest_solutions.log" | head -20
+if grep -q "Skipped" "$out/ctest_solutions.log"; then echo "SOME TESTS WERE SKIPPED"; status=1; fi
+
+step "compute-sanitizer"
+for ch in "${chapters[@]}"; do
+  exe=$(find "$build/solutions/$ch" -maxdepth 1 -name "${ch}_solution_tests" -type f)
+  for tool in memcheck racecheck; do
+    if compute-sanitizer --tool "$tool" --error-exitcode 9 "$exe" "~[large]" \
+        >"$out/sanitizer_${tool}_${ch}.log" 2>&1; then
+      echo "$ch $tool: clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer_${tool}_${ch}.log" | tail -1))"
+    else
+      echo "$ch $tool: FAILED"; grep -E "=====|FAILED|failed" "$out/sanitizer_${tool}_${ch}.log" | head -15
+      status=1
+    fi
+  done
+done
+
+step "student tests on the untouched skeletons (must fail)"
+for ch in "${chapters[@]}"; do
+  ctest --test-dir "$build" -L "^student_${ch}\$" >"$out/ctest_student_${ch}.log" 2>&1
+  echo "$ch: $(grep -E 'tests passed' "$out/ctest_student_${ch}.log")"
+done
+
+step "benchmarks"
+for ch in "${chapters[@]}"; do
+  exe=$(find "$build/solutions/$ch" -maxdepth 1 -name "bench_*" -type f)
+  "$exe" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench_${ch}.txt" || status=1
+done
+exit $status
