@@ -1,0 +1,110 @@
+// Benchmark of chapter 7: every version and cub::DeviceReduce, float sums over N = 2^16 .. 2^28,
+// then the final version's bf16 sum and float max next to CUB's.
+//   bench_reduction                      all versions, N = 2^16, 2^18, ..., 2^28
+//   bench_reduction --sizes=24,28        N = 2^24 and 2^28 only
+//   bench_reduction --versions=final --csv
+#include "cub_reduce.h"
+#include "reduction.h"
+
+#include "common/bench_table.hpp"
+#include "common/data_gen.hpp"
+#include "common/device_buffer.hpp"
+#include "common/dtype.hpp"
+
+#include <string>
+#include <vector>
+
+namespace {
+
+using reduction::Version;
+
+std::string shape_of(int64_t n) {
+  for (int p = 0; p < 63; ++p)
+    if (n == (int64_t{1} << p)) return "2^" + std::to_string(p);
+  return std::to_string(n);
+}
+
+// CUB's time for the same input: its temporary storage is allocated outside the timed region.
+template <typename T, typename Launch>
+double time_cub(const T* x, int64_t n, float* out, Launch cub_call) {
+  const size_t temp_bytes = cub_call(x, n, out, nullptr, 0, nullptr);
+  common::DeviceBuffer<unsigned char> temp(temp_bytes);
+  return common::time_gpu([&](cudaStream_t s) { cub_call(x, n, out, temp.data(), temp_bytes, s); })
+      .median_us;
+}
+
+template <typename T>
+void bench_final(common::BenchTable& table, const char* op, int64_t n, const T* x, float* out,
+                 void* ws, bool is_max) {
+  const double vendor_us = time_cub(x, n, out, [&](const T* d_x, int64_t m, float* o, void* t, size_t b,
+                                                   cudaStream_t s) {
+    if constexpr (std::is_same_v<T, float>) {
+      return is_max ? cub_baseline::max(d_x, m, o, t, b, s) : cub_baseline::sum(d_x, m, o, t, b, s);
+    } else {
+      return cub_baseline::sum(d_x, m, o, t, b, s);
+    }
+  });
+  const common::Timing t = common::time_gpu([&](cudaStream_t s) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (is_max)
+        reduction::max(x, n, out, ws, s);
+      else
+        reduction::sum(Version::Final, x, n, out, ws, s);
+    } else {
+      reduction::sum(x, n, out, ws, s);
+    }
+  });
+  table.add({std::string("7_final ") + op, shape_of(n), common::DType<T>::name, t,
+             static_cast<double>(n) * sizeof(T), vendor_us});
+  table.add({std::string("cub ") + op, shape_of(n), common::DType<T>::name,
+             common::Timing{vendor_us, vendor_us, vendor_us, 0}, static_cast<double>(n) * sizeof(T),
+             vendor_us});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const common::BenchArgs args = common::parse_bench_args(
+      argc, argv,
+      "bench_reduction: chapter 7's reduction versions next to cub::DeviceReduce.\n"
+      "  --sizes=16,20,24   log2 of the element counts (default 16,18,20,22,24,26,28)");
+  std::vector<int64_t> sizes;
+  for (const std::string& s : args.sizes) sizes.push_back(int64_t{1} << std::stoi(s));
+  if (sizes.empty())
+    for (int p = 16; p <= 28; p += 2) sizes.push_back(int64_t{1} << p);
+
+  common::BenchTable table("bench_reduction", args);
+  const int64_t max_n = *std::max_element(sizes.begin(), sizes.end());
+  common::DeviceBuffer<float> x(common::gen::uniform(static_cast<size_t>(max_n), 1, 0.0f, 1.0f));
+  common::DeviceBuffer<__nv_bfloat16> x_bf16(
+      common::gen::uniform_as<__nv_bfloat16>(static_cast<size_t>(max_n), 2, 0.0f, 1.0f));
+  common::DeviceBuffer<float> out(1);
+
+  for (int64_t n : sizes) {
+    if (args.wants_dtype("fp32")) {
+      const double vendor_us = time_cub(x.data(), n, out.data(), [](auto... a) { return cub_baseline::sum(a...); });
+      for (Version v : reduction::kAllVersions) {
+        if (!args.wants_version(reduction::version_name(v))) continue;
+        common::DeviceBuffer<unsigned char> ws(reduction::workspace_bytes(v, n));
+        ws.fill_bytes(0);
+        const common::Timing t = common::time_gpu(
+            [&](cudaStream_t s) { reduction::sum(v, x.data(), n, out.data(), ws.data(), s); });
+        table.add({std::string(reduction::version_name(v)) + " sum", shape_of(n), "fp32", t,
+                   static_cast<double>(n) * sizeof(float), vendor_us});
+      }
+      if (args.wants_version("cub"))
+        table.add({"cub sum", shape_of(n), "fp32", common::Timing{vendor_us, vendor_us, vendor_us, 0},
+                   static_cast<double>(n) * sizeof(float), vendor_us});
+    }
+  }
+  // The final version on its other operations.
+  common::DeviceBuffer<unsigned char> ws(reduction::workspace_bytes(Version::Final, max_n));
+  ws.fill_bytes(0);
+  if (args.wants_version("final") || args.wants_version("cub")) {
+    for (int64_t n : sizes) {
+      if (args.wants_dtype("bf16")) bench_final(table, "sum", n, x_bf16.data(), out.data(), ws.data(), false);
+      if (args.wants_dtype("fp32")) bench_final(table, "max", n, x.data(), out.data(), ws.data(), true);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,108 @@
+#include "check.h"
+
+#include "cpu_ref.h"
+
+#include "common/device_buffer.hpp"
+#include "common/errors.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+namespace check {
+
+double sum_error_bound(int64_t n, double sum_abs, Accumulation accumulation) {
+  const double u = 0x1p-24;
+  const double nd = static_cast<double>(n);
+  if (accumulation == Accumulation::Serial) return 6.0 * std::sqrt(nd) * u * sum_abs;
+  const double depth = std::ceil(std::log2(nd + 1.0)) + std::ceil(nd / 65536.0) + 8.0;
+  return depth * u * sum_abs;
+}
+
+namespace {
+
+struct Run {
+  float value = 0;
+  common::CheckResult integrity;  // written, guards intact, input unchanged
+};
+
+template <typename T>
+Run run_once(const Reduction<T>& reduction, const std::vector<T>& x, size_t misalign) {
+  const auto n = static_cast<int64_t>(x.size());
+  common::GuardedBuffer<T> in(x.size(), misalign);
+  in.upload(x);
+  common::GuardedBuffer<float> out(1);
+  out.poison();
+  common::DeviceBuffer<unsigned char> workspace(reduction.workspace_bytes(n));
+  workspace.fill_bytes(0);
+
+  reduction.run(in.data(), n, out.data(), workspace.data());
+  CUDA_CHECK(cudaDeviceSynchronize());  // errors raised while the kernel ran surface here
+
+  Run result;
+  result.value = out.download()[0];
+  if (common::is_poison(result.value))
+    result.integrity = common::CheckResult::fail(reduction.name + ": the output was never written");
+  result.integrity.and_then(common::check_guards(out, reduction.name + " output"))
+      .and_then(common::check_guards(in, reduction.name + " input"));
+  const std::vector<T> after = in.download();
+  if (x.size() > 0 && std::memcmp(after.data(), x.data(), x.size() * sizeof(T)) != 0)
+    result.integrity.and_then(common::CheckResult::fail(reduction.name + ": the input was modified"));
+  return result;
+}
+
+}  // namespace
+
+template <typename T>
+common::CheckResult check_reduction(const Reduction<T>& reduction, const std::vector<T>& x,
+                                    size_t misalign) {
+  const Run run = run_once(reduction, x, misalign);
+  if (!run.integrity.ok) return run.integrity;
+
+  std::ostringstream what;
+  what << reduction.name << " (n = " << x.size() << ", input " << misalign
+       << " elements past alignment)";
+  if (reduction.op == Op::Max) {
+    if constexpr (std::is_same_v<T, float>) {
+      return common::check_close(std::vector<float>{run.value}, {cpu_ref::max(x)}, 0.0, 0.0,
+                                 what.str() + " max");
+    } else {
+      return common::CheckResult::fail("max is defined for float input only");
+    }
+  }
+  const double exact = cpu_ref::sum(x);
+  const double bound = sum_error_bound(static_cast<int64_t>(x.size()), cpu_ref::sum_abs(x),
+                                       reduction.accumulation);
+  return common::check_close(std::vector<float>{run.value}, {exact}, bound, 0.0, what.str() + " sum");
+}
+
+template <typename T>
+common::CheckResult check_deterministic(const Reduction<T>& reduction, const std::vector<T>& x,
+                                        int runs) {
+  const Run first = run_once(reduction, x, 0);
+  if (!first.integrity.ok) return first.integrity;
+  for (int i = 1; i < runs; ++i) {
+    const Run again = run_once(reduction, x, 0);
+    if (!again.integrity.ok) return again.integrity;
+    if (std::memcmp(&again.value, &first.value, sizeof(float)) != 0) {
+      std::ostringstream msg;
+      msg.precision(9);
+      msg << reduction.name << ": run " << i << " gave " << again.value << ", run 0 gave "
+          << first.value << ": the result depends on the order in which blocks finish";
+      return common::CheckResult::fail(msg.str());
+    }
+  }
+  return common::CheckResult::pass();
+}
+
+#define CH07_INSTANTIATE(T)                                                                   \
+  template common::CheckResult check_reduction(const Reduction<T>&, const std::vector<T>&,    \
+                                               size_t);                                        \
+  template common::CheckResult check_deterministic(const Reduction<T>&, const std::vector<T>&, \
+                                                   int);
+CH07_INSTANTIATE(float)
+CH07_INSTANTIATE(__half)
+CH07_INSTANTIATE(__nv_bfloat16)
+#undef CH07_INSTANTIATE
+
+}  // namespace check

@@ -1,0 +1,59 @@
+// Chapter 7's checker: runs a reduction on poisoned, guarded device buffers and compares the
+// result with the double-precision CPU reference. The student's tests, the solution's tests and
+// the tests that feed it deliberately wrong kernels all go through it.
+#pragma once
+
+#include "common/compare.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace check {
+
+// How rounding error can build up in a kernel's order of additions.
+enum class Accumulation {
+  Tree,    // balanced trees over short per-thread runs: error grows with log2(n)
+  Serial,  // one running sum updated in an unknown order (atomics): error grows with sqrt(n)
+};
+
+enum class Op { Sum, Max };
+
+// The bound |gpu − exact| must stay under for a float sum of values whose absolute values sum
+// to `sum_abs` (u = 2^-24, the float unit roundoff; inputs are exact in float):
+//   Tree:   (ceil(log2(n+1)) + ceil(n / 2^16) + 8) · u · Σ|x|   — a worst case: a tree of depth
+//           log2(n) over per-thread runs of at most n / 2^16 additions (every version from 5 on
+//           launches at least 2^16 threads for large n), plus the final rounding of the result;
+//   Serial: 6 · sqrt(n) · u · Σ|x|   — the worst case n · u · Σ|x| says nothing once n ≥ 2^24,
+//           so this is the probabilistic bound for independent rounding errors (Higham & Mary,
+//           2019), exceeded with probability below 1e-7.
+// Both shrink relative to |Σx| only when the data are not cancelling: tests of the serial
+// version therefore use data with a positive mean.
+double sum_error_bound(int64_t n, double sum_abs, Accumulation accumulation);
+
+// A reduction under test: `run` must leave the result in out[0] (device pointers).
+template <typename T>
+struct Reduction {
+  std::string name;
+  Op op = Op::Sum;
+  Accumulation accumulation = Accumulation::Tree;
+  std::function<size_t(int64_t n)> workspace_bytes;
+  std::function<void(const T* x, int64_t n, float* out, void* workspace)> run;
+};
+
+// Copies x to the device `misalign` elements past a 256-byte boundary, poisons the output, runs
+// the reduction once and checks: the output was written, it is within the bound (sums) or exact
+// (max, NaN propagated), nothing was written outside the output, the input is unchanged.
+template <typename T>
+common::CheckResult check_reduction(const Reduction<T>& reduction, const std::vector<T>& x,
+                                    size_t misalign = 0);
+
+// Runs the reduction `runs` times on the same input; every result must be bitwise identical.
+template <typename T>
+common::CheckResult check_deterministic(const Reduction<T>& reduction, const std::vector<T>& x,
+                                        int runs);
+
+}  // namespace check

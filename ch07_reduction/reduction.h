@@ -1,0 +1,51 @@
+// Chapter 7, parallel reduction: the host API. The skeleton (ch07_reduction/reduction.cu) and the
+// solution (solutions/ch07_reduction/reduction.cu) implement exactly this header.
+//
+// All pointers are device pointers; `out` receives one float. Sizes are 64-bit: any n from 0 up.
+// The empty input sums to 0 and has maximum -inf; the maximum propagates NaN.
+// Every call validates its arguments (std::invalid_argument) and checks its launches
+// (common::CudaError).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace reduction {
+
+// The chapter's progression; each version is one TODO in reduction.cu.
+enum class Version {
+  Atomic = 1,          // 1. one atomicAdd per element
+  Interleaved,         // 2. shared-memory tree, interleaved addressing, divergent branch
+  InterleavedStrided,  // 3. interleaved addressing with a strided index: bank conflicts
+  Sequential,          // 4. sequential addressing
+  FirstAdd,            // 5. first add during load, grid-stride loop
+  WarpShuffle,         // 6. warp shuffles inside warps, shared memory across warps
+  Final,               // 7. 16-byte loads, loads in flight, one launch, deterministic
+};
+constexpr Version kAllVersions[] = {Version::Atomic,     Version::Interleaved,
+                                    Version::InterleavedStrided, Version::Sequential,
+                                    Version::FirstAdd,   Version::WarpShuffle,
+                                    Version::Final};
+const char* version_name(Version v);
+
+// Scratch memory a version needs for n elements. Allocate it once, zero-filled (the final
+// version keeps a counter there that each launch returns to zero); reuse it for every call with
+// at most that many elements, one call at a time.
+size_t workspace_bytes(Version v, int64_t n);
+
+// out[0] = x[0] + ... + x[n-1] with the given version. Versions 1 to 6 take float input only.
+void sum(Version v, const float* x, int64_t n, float* out, void* workspace,
+         cudaStream_t stream = nullptr);
+
+// The final version for the other operations: sums of half and bf16 inputs accumulate in float;
+// the maximum of float input propagates NaN.
+void sum(const __half* x, int64_t n, float* out, void* workspace, cudaStream_t stream = nullptr);
+void sum(const __nv_bfloat16* x, int64_t n, float* out, void* workspace,
+         cudaStream_t stream = nullptr);
+void max(const float* x, int64_t n, float* out, void* workspace, cudaStream_t stream = nullptr);
+
+}  // namespace reduction

@@ -1,0 +1,51 @@
+// The checker must reject deliberately wrong kernels: a test that passes them proves nothing.
+#include "check.h"
+#include "test_data.h"
+#include "wrong_kernels.h"
+
+#include "common/catch_compat.hpp"
+#include "common/data_gen.hpp"
+
+#include <cmath>
+
+TEST_CASE("the checker rejects a kernel that writes zero", "[ch07_reduction][checker]") {
+  // Mean-zero data: the sum is small next to sum |x|, the hardest case for a relative bound.
+  for (size_t n : {size_t{33}, size_t{1025}, size_t{1} << 20, size_t{1} << 24}) {
+    INFO("n = " << n);
+    const auto x = common::gen::normal(n, n);
+    REQUIRE_FALSE(check::check_reduction(wrong::writes_zero(), x).ok);
+  }
+}
+
+TEST_CASE("the checker rejects a reduction missing its cross-warp step", "[ch07_reduction][checker]") {
+  const auto x = common::gen::normal(4096, 1);
+  REQUIRE_FALSE(check::check_reduction(wrong::misses_cross_warp_step(), x).ok);
+}
+
+TEST_CASE("the checker rejects an off-by-one tail", "[ch07_reduction][checker]") {
+  // The tests' "edges" data put a large value last; with values in [0, 1) alone a dropped
+  // element of a million can hide inside the error bound, and this test shows the difference.
+  for (size_t n : {size_t{1025}, (size_t{1} << 20) + 3, size_t{1} << 24}) {
+    INFO("n = " << n);
+    REQUIRE_FALSE(check::check_reduction(wrong::drops_last_element(), data::with_large_edges(n, 2)).ok);
+  }
+}
+
+TEST_CASE("the checker rejects a write past the output (guard canaries)", "[ch07_reduction][checker]") {
+  const auto result = check::check_reduction(wrong::writes_past_output(), common::gen::normal(1000, 3));
+  REQUIRE_FALSE(result.ok);
+  REQUIRE(result.message.find("canary") != std::string::npos);
+}
+
+TEST_CASE("the checker rejects a max that drops NaN", "[ch07_reduction][checker]") {
+  auto x = common::gen::normal(5000, 4);
+  common::gen::sprinkle(x, NAN, 1, 5);
+  REQUIRE_FALSE(check::check_reduction(wrong::max_ignores_nan(), x).ok);
+}
+
+TEST_CASE("the determinism check rejects an order-dependent finish", "[ch07_reduction][checker]") {
+  // Block sums of mean-zero data added atomically: the rounding changes with the finishing order.
+  const auto x = common::gen::normal(size_t{1} << 24, 6);
+  REQUIRE(check::check_reduction(wrong::order_dependent_finish(), x).ok);  // the value is fine...
+  REQUIRE_FALSE(check::check_deterministic(wrong::order_dependent_finish(), x, 50).ok);  // ...its bits are not
+}

@@ -1,0 +1,218 @@
+// Chapter 7's GPU tests, built twice: against the skeleton (the student's build, ctest label
+// ch07_reduction) and against the solution (label solutions). Each TEST_CASE checks one TODO.
+#include "check.h"
+#include "test_data.h"
+#include "cpu_ref.h"
+#include "cub_reduce.h"
+#include "reduction.h"
+
+#include "common/catch_compat.hpp"
+#include "common/data_gen.hpp"
+#include "common/device_buffer.hpp"
+#include "common/dtype.hpp"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+using reduction::Version;
+
+namespace {
+
+// The sizes around every boundary of the kernels: warp (32), block (256 / 512 / 1024), vector
+// widths, and two larger sizes whose grids loop.
+const std::vector<size_t> kSizes = {0, 1, 31, 32, 33, 1023, 1024, 1025, (1u << 20) + 3, 1u << 24};
+
+std::string todo_of(Version v) {
+  switch (v) {
+    case Version::Atomic: return "TODO 1";
+    case Version::Interleaved: return "TODO 2";
+    case Version::InterleavedStrided: return "TODO 3";
+    case Version::Sequential: return "TODO 4";
+    case Version::FirstAdd: return "TODO 5 (it also uses TODO 4)";
+    case Version::WarpShuffle: return "TODOs 6a and 6b (they also use TODO 5)";
+    case Version::Final: return "TODOs 7a, 7b and 7c";
+  }
+  return "?";
+}
+
+check::Reduction<float> sum_version(Version v) {
+  check::Reduction<float> r;
+  r.name = reduction::version_name(v);
+  r.accumulation = v == Version::Atomic ? check::Accumulation::Serial : check::Accumulation::Tree;
+  r.workspace_bytes = [v](int64_t n) { return reduction::workspace_bytes(v, n); };
+  r.run = [v](const float* x, int64_t n, float* out, void* ws) { reduction::sum(v, x, n, out, ws); };
+  return r;
+}
+
+template <typename T>
+check::Reduction<T> final_sum() {
+  check::Reduction<T> r;
+  r.name = std::string("7_final sum ") + common::DType<T>::name;
+  r.workspace_bytes = [](int64_t n) { return reduction::workspace_bytes(Version::Final, n); };
+  r.run = [](const T* x, int64_t n, float* out, void* ws) { reduction::sum(x, n, out, ws); };
+  return r;
+}
+
+check::Reduction<float> final_max() {
+  check::Reduction<float> r;
+  r.name = "7_final max";
+  r.op = check::Op::Max;
+  r.workspace_bytes = [](int64_t n) { return reduction::workspace_bytes(Version::Final, n); };
+  r.run = [](const float* x, int64_t n, float* out, void* ws) { reduction::max(x, n, out, ws); };
+  return r;
+}
+
+struct Distribution {
+  const char* name;
+  std::vector<float> (*make)(size_t n, uint64_t seed);
+  bool cancelling;  // mean zero: sums much smaller than sum |x|
+};
+const Distribution kDistributions[] = {
+    {"uniform[0,1)", [](size_t n, uint64_t s) { return common::gen::uniform(n, s, 0.0f, 1.0f); }, false},
+    {"normal(1,1)", [](size_t n, uint64_t s) { return common::gen::normal(n, s, 1.0f, 1.0f); }, false},
+    {"normal(0,1)", [](size_t n, uint64_t s) { return common::gen::normal(n, s, 0.0f, 1.0f); }, true},
+    {"logits", [](size_t n, uint64_t s) { return common::gen::logits(n, s); }, true},
+    // Large values at both ends: a kernel that drops a head or tail element fails on these,
+    // where one missing value in [0, 1) could hide inside the error bound.
+    {"edges", [](size_t n, uint64_t s) { return data::with_large_edges(n, s); }, false},
+};
+
+// Every size, distribution and misalignment (1 to 3 elements past a 16-byte boundary).
+void check_sum_everywhere(Version v) {
+  const check::Reduction<float> r = sum_version(v);
+  uint64_t seed = 100 * static_cast<uint64_t>(v);
+  for (size_t n : kSizes) {
+    for (const Distribution& d : kDistributions) {
+      // The serial (atomic) bound is only meaningful where the data do not cancel.
+      if (d.cancelling && r.accumulation == check::Accumulation::Serial) continue;
+      const std::vector<float> x = d.make(n, ++seed);
+      for (size_t misalign : {0, 1, 2, 3}) {
+        if (n >= (1u << 24) && misalign == 2) continue;  // keep the largest size quick
+        INFO("version " << r.name << " is implemented by " << todo_of(v)
+                        << " in ch07_reduction/reduction.cu");
+        INFO("n = " << n << ", data " << d.name << ", input " << misalign << " elements past alignment");
+        REQUIRE_CHECK(check::check_reduction(r, x, misalign));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("v1: one atomicAdd per element", "[ch07_reduction][atomic]") {
+  check_sum_everywhere(Version::Atomic);
+}
+
+TEST_CASE("v2: shared-memory tree, interleaved addressing", "[ch07_reduction][interleaved]") {
+  check_sum_everywhere(Version::Interleaved);
+}
+
+TEST_CASE("v3: interleaved addressing, strided index", "[ch07_reduction][strided]") {
+  check_sum_everywhere(Version::InterleavedStrided);
+}
+
+TEST_CASE("v4: sequential addressing", "[ch07_reduction][sequential]") {
+  check_sum_everywhere(Version::Sequential);
+}
+
+TEST_CASE("v5: first add during load", "[ch07_reduction][first_add]") {
+  check_sum_everywhere(Version::FirstAdd);
+}
+
+TEST_CASE("v6: warp-shuffle reduction", "[ch07_reduction][warp_shuffle]") {
+  check_sum_everywhere(Version::WarpShuffle);
+}
+
+TEST_CASE("v7: final version, float sum", "[ch07_reduction][final]") {
+  check_sum_everywhere(Version::Final);
+}
+
+TEST_CASE("v7: final version, half and bf16 sums accumulate in float", "[ch07_reduction][final]") {
+  const check::Reduction<__half> half_sum = final_sum<__half>();
+  const check::Reduction<__nv_bfloat16> bf16_sum = final_sum<__nv_bfloat16>();
+  uint64_t seed = 7000;
+  for (size_t n : kSizes) {
+    // Values in [-2, 4): exact in both formats' grids after rounding; sums far beyond their range
+    // of exact integers, so a half or bf16 accumulator would fail.
+    const std::vector<float> x = common::gen::uniform(n, ++seed, -2.0f, 4.0f);
+    for (size_t misalign : {0, 1, 3, 5, 7}) {
+      INFO("implemented by TODOs 7a-7c in ch07_reduction/reduction.cu; n = " << n
+                                                                             << ", misalign " << misalign);
+      REQUIRE_CHECK(check::check_reduction(half_sum, common::convert<__half>(x), misalign));
+      REQUIRE_CHECK(check::check_reduction(bf16_sum, common::convert<__nv_bfloat16>(x), misalign));
+    }
+  }
+}
+
+TEST_CASE("v7: final version, max propagates NaN and handles infinities", "[ch07_reduction][final]") {
+  const check::Reduction<float> r = final_max();
+  uint64_t seed = 8000;
+  for (size_t n : kSizes) {
+    std::vector<float> x = common::gen::normal(n, ++seed);
+    for (size_t misalign : {0, 1, 2, 3}) {
+      INFO("implemented by TODOs 7a-7c in ch07_reduction/reduction.cu; n = " << n);
+      REQUIRE_CHECK(check::check_reduction(r, x, misalign));
+    }
+    if (n == 0) continue;
+    // The maximum sits in the head, the body or the tail depending on where it is sprinkled.
+    std::vector<float> with_inf = x;
+    common::gen::sprinkle(with_inf, INFINITY, 1, seed);
+    std::vector<float> all_neg_inf(n, -INFINITY);
+    std::vector<float> with_nan = x;
+    common::gen::sprinkle(with_nan, NAN, 1, seed + 1);
+    for (size_t misalign : {0, 3}) {
+      INFO("n = " << n << ", misalign " << misalign);
+      REQUIRE_CHECK(check::check_reduction(r, with_inf, misalign));
+      REQUIRE_CHECK(check::check_reduction(r, all_neg_inf, misalign));
+      REQUIRE_CHECK(check::check_reduction(r, with_nan, misalign));
+    }
+  }
+}
+
+TEST_CASE("v7: the result is bitwise identical on every run", "[ch07_reduction][final][determinism]") {
+  // Large enough that every block of the wave takes part and blocks finish in varying order.
+  const std::vector<float> x = common::gen::normal((1u << 24) + 5, 9000);
+  INFO("TODO 7c: combine the block results in block order, not in the order blocks finish");
+  REQUIRE_CHECK(check::check_deterministic(sum_version(Version::Final), x, 20));
+  REQUIRE_CHECK(check::check_deterministic(final_max(), x, 5));
+}
+
+TEST_CASE("v7: more than 2^31 elements (bf16, 4 GiB)", "[ch07_reduction][final][large]") {
+  const size_t n = (size_t{1} << 31) + 77;
+  // Positive values: the bound then scales with the sum itself, and 64-bit indexing errors that
+  // skip or repeat a region show up as a relative error near 2^31 / n.
+  const std::vector<__nv_bfloat16> x = common::gen::uniform_as<__nv_bfloat16>(n, 9100, 0.0f, 1.0f);
+  INFO("64-bit sizes and offsets in TODOs 7a-7c");
+  REQUIRE_CHECK(check::check_reduction(final_sum<__nv_bfloat16>(), x, 1));
+}
+
+TEST_CASE("bad arguments are rejected with a clear error", "[ch07_reduction][arguments]") {
+  common::DeviceBuffer<float> x(16), out(1);
+  common::DeviceBuffer<unsigned char> ws(reduction::workspace_bytes(Version::Final, 16));
+  for (Version v : reduction::kAllVersions) {
+    INFO(reduction::version_name(v));
+    REQUIRE_THROWS_AS(reduction::sum(v, x.data(), -1, out.data(), ws.data()), std::invalid_argument);
+    REQUIRE_THROWS_AS(reduction::sum(v, nullptr, 16, out.data(), ws.data()), std::invalid_argument);
+    REQUIRE_THROWS_AS(reduction::sum(v, x.data(), 16, nullptr, ws.data()), std::invalid_argument);
+  }
+  REQUIRE_THROWS_AS(reduction::sum(Version::Final, x.data(), 16, out.data(), nullptr),
+                    std::invalid_argument);
+  REQUIRE_THROWS_AS(reduction::max(x.data(), -5, out.data(), ws.data()), std::invalid_argument);
+  REQUIRE_THROWS_AS(reduction::workspace_bytes(Version::Final, -1), std::invalid_argument);
+}
+
+TEST_CASE("CUB agrees with the CPU reference (the second reference)", "[ch07_reduction][cub]") {
+  for (size_t n : {size_t{1}, size_t{1025}, (size_t{1} << 20) + 3}) {
+    const std::vector<float> x = common::gen::normal(n, 9200 + n, 1.0f, 1.0f);
+    check::Reduction<float> cub_sum;
+    cub_sum.name = "cub::DeviceReduce::Sum";
+    cub_sum.workspace_bytes = [](int64_t m) {
+      return cub_baseline::sum(static_cast<const float*>(nullptr), m, nullptr, nullptr, 0);
+    };
+    cub_sum.run = [&](const float* d_x, int64_t m, float* out, void* ws) {
+      cub_baseline::sum(d_x, m, out, ws, cub_sum.workspace_bytes(m));
+    };
+    REQUIRE_CHECK(check::check_reduction(cub_sum, x, 0));
+  }
+}

@@ -1,0 +1,106 @@
+#include "wrong_kernels.h"
+
+#include "common/block_reduce.cuh"
+#include "common/errors.hpp"
+
+namespace wrong {
+namespace {
+
+constexpr int kBlock = 256;
+
+__global__ void zero_kernel(float* out) { out[0] = 0.0f; }
+
+// One block, grid-stride loads, a warp reduction, and then... only warp 0's total is written.
+__global__ void warp0_only_kernel(const float* x, int64_t n, float* out) {
+  float sum = 0.0f;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) sum += x[i];
+  sum = common::warp_reduce(sum, common::Sum{});
+  if (threadIdx.x == 0) out[0] = sum;
+}
+
+// One block, correct tree, but the loop bound drops the last element. With `extra_store`
+// the sum is complete and thread 0 also writes one element past the output.
+__global__ void block_sum_kernel(const float* x, int64_t n, int64_t count, float* out,
+                                 bool extra_store) {
+  float sum = 0.0f;
+  for (int64_t i = threadIdx.x; i < count; i += blockDim.x) sum += x[i];
+  sum = common::block_reduce(sum, common::Sum{}, 0.0f);
+  if (threadIdx.x == 0) {
+    out[0] = sum;
+    if (extra_store) out[1] = static_cast<float>(n);
+  }
+}
+
+__global__ void fmaxf_kernel(const float* x, int64_t n, float* out) {
+  float m = -INFINITY;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) m = fmaxf(m, x[i]);
+  m = common::block_reduce(m, [](float a, float b) { return fmaxf(a, b); }, -INFINITY);
+  if (threadIdx.x == 0) out[0] = m;
+}
+
+// Many blocks; each atomically adds its block sum: the order of the adds, and so the rounding,
+// depends on which block finishes first.
+__global__ void atomic_block_sums_kernel(const float* x, int64_t n, float* out) {
+  float sum = 0.0f;
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += stride) sum += x[i];
+  sum = common::block_reduce(sum, common::Sum{}, 0.0f);
+  if (threadIdx.x == 0) atomicAdd(out, sum);
+}
+
+check::Reduction<float> make(const char* name, check::Op op,
+                             std::function<void(const float*, int64_t, float*)> launch) {
+  check::Reduction<float> r;
+  r.name = name;
+  r.op = op;
+  r.workspace_bytes = [](int64_t) { return size_t{0}; };
+  r.run = [launch](const float* x, int64_t n, float* out, void*) { launch(x, n, out); };
+  return r;
+}
+
+}  // namespace
+
+check::Reduction<float> writes_zero() {
+  return make("writes_zero", check::Op::Sum, [](const float*, int64_t, float* out) {
+    zero_kernel<<<1, 1>>>(out);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+check::Reduction<float> misses_cross_warp_step() {
+  return make("misses_cross_warp_step", check::Op::Sum, [](const float* x, int64_t n, float* out) {
+    warp0_only_kernel<<<1, kBlock>>>(x, n, out);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+check::Reduction<float> drops_last_element() {
+  return make("drops_last_element", check::Op::Sum, [](const float* x, int64_t n, float* out) {
+    block_sum_kernel<<<1, kBlock>>>(x, n, n - 1, out, false);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+check::Reduction<float> writes_past_output() {
+  return make("writes_past_output", check::Op::Sum, [](const float* x, int64_t n, float* out) {
+    block_sum_kernel<<<1, kBlock>>>(x, n, n, out, true);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+check::Reduction<float> max_ignores_nan() {
+  return make("max_ignores_nan", check::Op::Max, [](const float* x, int64_t n, float* out) {
+    fmaxf_kernel<<<1, kBlock>>>(x, n, out);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+check::Reduction<float> order_dependent_finish() {
+  return make("order_dependent_finish", check::Op::Sum, [](const float* x, int64_t n, float* out) {
+    CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float)));
+    atomic_block_sums_kernel<<<1024, kBlock>>>(x, n, out);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+}  // namespace wrong

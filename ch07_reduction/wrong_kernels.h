@@ -1,0 +1,18 @@
+// Deliberately wrong reductions (test-only code). Each has a bug a student might write; the
+// checker must reject every one of them, or a passing test would prove nothing.
+#pragma once
+
+#include "check.h"
+
+#include <vector>
+
+namespace wrong {
+
+check::Reduction<float> writes_zero();              // never sums: out = 0
+check::Reduction<float> misses_cross_warp_step();   // keeps warp 0's sum, drops the other warps'
+check::Reduction<float> drops_last_element();       // off-by-one tail: i < n - 1
+check::Reduction<float> writes_past_output();       // right sum, but also stores to out[1]
+check::Reduction<float> max_ignores_nan();          // fmaxf drops NaN instead of propagating it
+check::Reduction<float> order_dependent_finish();   // adds block results in finishing order
+
+}  // namespace wrong
