@@ -62,8 +62,8 @@ done
 
 step "student tests on the untouched skeletons (must fail)"
 for ch in "${chapters[@]}"; do
-  ctest --test-dir "$build" -L "^student_${ch}\$" >"$out/ctest_student_${ch}.log" 2>&1
-  echo "$ch: $(grep -E 'tests passed' "$out/ctest_student_${ch}.log")"
+  ctest --test-dir "$build" -L "^student_${ch}\$" --output-on-failure >"$out/ctest_student_${ch}.log" 2>&1
+  echo "$ch: $(grep -E "tests passed" "$out/ctest_student_${ch}.log")"; grep -ohE "(implemented by|fill|TODO).{0,80}" "$out/ctest_student_${ch}.log" | sort | uniq -c | head -8
 done
 
 step "benchmarks"
