@@ -7,6 +7,7 @@
 #include "reduction.h"
 
 #include "common/bench_table.hpp"
+#include "common/errors.hpp"
 #include "common/data_gen.hpp"
 #include "common/device_buffer.hpp"
 #include "common/dtype.hpp"
@@ -17,6 +18,8 @@
 namespace {
 
 using reduction::Version;
+
+__global__ void empty_kernel() {}
 
 std::string shape_of(int64_t n) {
   for (int p = 0; p < 63; ++p)
@@ -79,6 +82,15 @@ int main(int argc, char** argv) {
   common::DeviceBuffer<__nv_bfloat16> x_bf16(
       common::gen::uniform_as<__nv_bfloat16>(static_cast<size_t>(max_n), 2, 0.0f, 1.0f));
   common::DeviceBuffer<float> out(1);
+
+  // The floor under every small-n time: a launch that does nothing, timed the same way.
+  if (args.wants_version("launch_floor")) {
+    const common::Timing t = common::time_gpu([](cudaStream_t s) {
+      empty_kernel<<<1, 32, 0, s>>>();
+      CUDA_CHECK_LAUNCH();
+    });
+    table.add({"launch_floor (empty kernel)", "-", "-", t, 0.0, std::nullopt});
+  }
 
   for (int64_t n : sizes) {
     if (args.wants_dtype("fp32")) {
