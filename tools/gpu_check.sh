@@ -6,14 +6,16 @@
 #   3. compute-sanitizer memcheck and racecheck over the solution tests (tests tagged [large]
 #      excluded: under the sanitizer they would take hours);
 #   4. the student tests on the untouched skeletons, which must fail (their log is kept);
-#   5. the solution benchmarks (pass BENCH_ARGS to narrow them).
-# Logs go to $OUT when set (the GPU machine's result folder), else ./gpu-logs.
+#   5. the solution benchmarks (BENCH_ARGS narrows them; NO_BENCH=1 skips them).
+# Logs go to ./gpu-logs; when $OUT is set (a result folder to copy back) they are also packed
+# into $OUT/gpu-logs.tgz, with the benchmark tables beside it. BUILD_DIR picks the build folder
+# (default build-gpu).
 #   tools/gpu_check.sh ch07_reduction
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-out=${OUT:-$root/gpu-logs}
-mkdir -p "$out"
+out=$root/gpu-logs
+rm -rf "$out"; mkdir -p "$out"
 build=${BUILD_DIR:-build-gpu}
 chapters=("$@")
 [ ${#chapters[@]} -gt 0 ] || chapters=($(ls -d ch[0-9]*_* | sort))
@@ -66,9 +68,15 @@ for ch in "${chapters[@]}"; do
   echo "$ch: $(grep -E "tests passed" "$out/ctest_student_${ch}.log")"; grep -ohE "(implemented by|fill|TODO).{0,80}" "$out/ctest_student_${ch}.log" | sort | uniq -c | head -8
 done
 
-step "benchmarks"
-for ch in "${chapters[@]}"; do
-  exe=$(find "$build/solutions/$ch" -maxdepth 1 -name "bench_*" -type f)
-  "$exe" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench_${ch}.txt" || status=1
-done
+if [ -z "${NO_BENCH:-}" ]; then
+  step "benchmarks"
+  for ch in "${chapters[@]}"; do
+    exe=$(find "$build/solutions/$ch" -maxdepth 1 -name "bench_*" -type f)
+    "$exe" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench_${ch}.txt" || status=1
+  done
+fi
+if [ -n "${OUT:-}" ]; then
+  tar czf "$OUT/gpu-logs.tgz" -C "$out" .
+  cp "$out"/bench_*.txt "$OUT/" 2>/dev/null || true
+fi
 exit $status
