@@ -214,23 +214,23 @@ __global__ void __launch_bounds__(kFinalBlock)
 #pragma unroll
   for (int k = 0; k < kLoadsInFlight; ++k) acc[k] = identity;
 
-  // TODO 7a (about 12 lines; checked by [ch07_reduction][final]):
-  //   Grid-stride over the packs of `body`, kLoadsInFlight packs per step: first load all of
-  //   them (common::load_pack_streaming(body + pack_index * kPack), pack indices i, i + threads,
-  //   i + 2 * threads, ...), then fold each into its own acc[k] with accumulate(). Separate
-  //   accumulators keep the loads independent. Finish the packs left over (fewer than
-  //   kLoadsInFlight * threads) one at a time into acc[0].
+  // TODO 7a (about 10 lines; checked by [ch07_reduction][final]):
+  //   Grid-stride over the packs of `body`, kLoadsInFlight packs per step: pack indices i,
+  //   i + threads, i + 2 * threads, ... First load every one of them that is < packs
+  //   (common::load_pack_streaming(body + index * kPack)), then fold each into its own acc[k]
+  //   with accumulate(). All loads of a step are issued before the first is used, including in
+  //   the last, partial step: finishing the leftovers one pack at a time would wait for one
+  //   memory round trip per pack.
   // BEGIN TODO 7a
-  int64_t i = thread;
-  for (; i + (kLoadsInFlight - 1) * threads < packs; i += kLoadsInFlight * threads) {
+  for (int64_t i = thread; i < packs; i += kLoadsInFlight * threads) {
     common::Pack<T> p[kLoadsInFlight];
 #pragma unroll
     for (int k = 0; k < kLoadsInFlight; ++k)
-      p[k] = common::load_pack_streaming(body + (i + k * threads) * kPack);
+      if (i + k * threads < packs) p[k] = common::load_pack_streaming(body + (i + k * threads) * kPack);
 #pragma unroll
-    for (int k = 0; k < kLoadsInFlight; ++k) acc[k] = accumulate(acc[k], p[k], op);
+    for (int k = 0; k < kLoadsInFlight; ++k)
+      if (i + k * threads < packs) acc[k] = accumulate(acc[k], p[k], op);
   }
-  for (; i < packs; i += threads) acc[0] = accumulate(acc[0], common::load_pack_streaming(body + i * kPack), op);
   // END TODO 7a
 
   // TODO 7b (about 2 lines; checked by [ch07_reduction][final]):
