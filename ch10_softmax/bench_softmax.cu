@@ -1,0 +1,173 @@
+// bench_softmax: every version of chapter 10, the final dispatcher, log_softmax and the backward,
+// in fp32 and bf16, against the copy bandwidth measured in the same run (and cuDNN's softmax
+// when the build found it).
+//
+//   ./bench_softmax                          the issue's shapes
+//   ./bench_softmax --sizes=4096x8192,1x131072 --versions=final --dtypes=bf16 --csv
+//
+// GB/s counts each byte once: forward 2 * rows * cols * sizeof(T) (read x, write y), backward 3
+// (read y and dy, write dx). Before a version is timed, its output is checked (rows sum to 1).
+#include "softmax.h"
+#if CH10_HAVE_CUDNN
+#include "cudnn_softmax.h"
+#endif
+
+#include "common/bench_table.hpp"
+#include "common/device_buffer.hpp"
+#include "common/dtype.hpp"
+#include "common/errors.hpp"
+#include "common/timing.hpp"
+
+#include <cuda_bf16.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+const char* kUsage =
+    "bench_softmax: row-wise softmax over [rows, cols] matrices\n"
+    "  --sizes=ROWSxCOLS,...  (default: 4096x2048,32768x1024,4096x8192,1024x32768,256x131072,\n"
+    "                          65536x128,1x131072)";
+
+struct Shape {
+  int64_t rows, cols;
+  std::string name() const { return std::to_string(rows) + "x" + std::to_string(cols); }
+};
+
+std::vector<Shape> parse_shapes(const std::vector<std::string>& sizes) {
+  if (sizes.empty())
+    return {{4096, 2048},  {32768, 1024}, {4096, 8192}, {1024, 32768},
+            {256, 131072}, {65536, 128},  {1, 131072}};
+  std::vector<Shape> shapes;
+  for (const auto& s : sizes) {
+    const auto x = s.find('x');
+    if (x == std::string::npos) {
+      std::fprintf(stderr, "bad size '%s': expected ROWSxCOLS\n", s.c_str());
+      std::exit(2);
+    }
+    shapes.push_back({std::stoll(s.substr(0, x)), std::stoll(s.substr(x + 1))});
+  }
+  return shapes;
+}
+
+// Logit-like values from a hash of the index, generated on the device: no host staging of
+// gigabytes, the same data in every run.
+template <typename T>
+__global__ void fill_logits(T* x, int64_t n, uint32_t seed) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ seed ^ static_cast<uint32_t>(i >> 32);
+    h ^= h >> 15;
+    h *= 0x2c1b3c6du;
+    h ^= h >> 12;
+    const float u = static_cast<float>(h & 0xffffff) * 0x1p-24f;  // [0, 1)
+    float v = 8.0f * u - 4.0f;
+    if ((h >> 24) == 0) v += 12.0f;  // a few large logits
+    if constexpr (std::is_same_v<T, float>)
+      x[i] = v;
+    else
+      x[i] = __float2bfloat16_rn(v);
+  }
+}
+
+template <typename T>
+void fill(common::DeviceBuffer<T>& buffer, uint32_t seed) {
+  fill_logits<T><<<1024, 256>>>(buffer.data(), static_cast<int64_t>(buffer.size()), seed);
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// The first and the last row of a softmax output must each sum to 1.
+template <typename T>
+bool rows_sum_to_one(const common::DeviceBuffer<T>& y, const Shape& shape) {
+  std::vector<T> row(static_cast<size_t>(shape.cols));
+  for (int64_t r : {int64_t{0}, shape.rows - 1}) {
+    CUDA_CHECK(cudaMemcpy(row.data(), y.data() + r * shape.cols, shape.cols * sizeof(T),
+                          cudaMemcpyDeviceToHost));
+    double sum = 0;
+    for (const T& v : row)
+      sum += common::to_float(v);
+    if (!(std::fabs(sum - 1.0) < 1e-2)) return false;
+  }
+  return true;
+}
+
+template <typename T>
+void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
+                 const std::vector<Shape>& shapes) {
+  const char* dtype = common::DType<T>::name;
+  for (const Shape& shape : shapes) {
+    const size_t n = static_cast<size_t>(shape.rows * shape.cols);
+    const double bytes = 2.0 * static_cast<double>(n) * sizeof(T);
+    common::DeviceBuffer<T> x(n), y(n);
+    fill(x, 1);
+    std::optional<double> vendor_us;
+#if CH10_HAVE_CUDNN
+    try {
+      vendor_us = common::time_gpu([&](cudaStream_t s) {
+                    vendor::cudnn_softmax(x.data(), y.data(), shape.rows, shape.cols, s);
+                  }).median_us;
+    } catch (const std::exception& e) {
+      if (!args.csv) std::printf("  (cuDNN: %s)\n", e.what());
+    }
+#endif
+    for (softmax::Version v : softmax::kAllVersions) {
+      const std::string name = softmax::version_name(v);
+      if (!args.wants_version(name)) continue;
+      auto launch = [&](cudaStream_t s) {
+        softmax::softmax(v, x.data(), y.data(), shape.rows, shape.cols, s);
+      };
+      y.fill_bytes(0xFF);
+      try {
+        launch(nullptr);
+      } catch (const std::invalid_argument&) {
+        continue;  // outside the version's limits (these buffers are 16-byte aligned)
+      }
+      CUDA_CHECK(cudaDeviceSynchronize());
+      if (!rows_sum_to_one(y, shape)) {
+        std::printf("%s %s %s: WRONG RESULT (rows do not sum to 1), not timed\n", name.c_str(),
+                    shape.name().c_str(), dtype);
+        continue;
+      }
+      table.add({name, shape.name(), dtype, common::time_gpu(launch), bytes, vendor_us});
+    }
+    if (args.wants_version("log_softmax")) {
+      table.add({"7_final log_softmax", shape.name(), dtype, common::time_gpu([&](cudaStream_t s) {
+                   softmax::log_softmax(x.data(), y.data(), shape.rows, shape.cols, s);
+                 }),
+                 bytes, std::nullopt});
+    }
+    if (args.wants_version("backward")) {
+      common::DeviceBuffer<T> dy(n), dx(n);
+      softmax::softmax(x.data(), y.data(), shape.rows, shape.cols);
+      fill(dy, 2);
+      table.add({"9_backward", shape.name(), dtype, common::time_gpu([&](cudaStream_t s) {
+                   softmax::softmax_backward(y.data(), dy.data(), dx.data(), shape.rows, shape.cols,
+                                             s);
+                 }),
+                 1.5 * bytes, std::nullopt});
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const common::BenchArgs args = common::parse_bench_args(argc, argv, kUsage);
+  const std::vector<Shape> shapes = parse_shapes(args.sizes);
+  common::BenchTable table("bench_softmax", args);
+  try {
+    if (args.wants_dtype("fp32")) bench_dtype<float>(args, table, shapes);
+    if (args.wants_dtype("bf16")) bench_dtype<__nv_bfloat16>(args, table, shapes);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_softmax: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,148 @@
+// Chapter 10, version 7: the public API. Validates every call, then runs the version asked for;
+// Version::Final (what softmax(x, y, rows, cols) runs) picks one from the shape.
+//
+//   7_final  rows of at most 2 KiB: version 4, a warp or less per row; many rows that fit a
+//            block: version 5, a block per row; few rows, or rows too long for a block:
+//            version 6 (the row split over a cluster of blocks keeps every SM busy); rows too
+//            long for any register cache: version 3.
+// Test it:  ./ch10_softmax/ch10_softmax_student_tests "[final]"
+#include "softmax.h"
+#include "softmax_launch.h"
+
+#include "common/errors.hpp"
+#include "common/gpu_info.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+
+namespace softmax {
+
+const char* version_name(Version v) {
+  switch (v) {
+    case Version::ThreePass:
+      return "1_three_pass";
+    case Version::Online:
+      return "2_online";
+    case Version::TwoLevelMerge:
+      return "3_two_level_merge";
+    case Version::WarpPerRow:
+      return "4_warp_per_row";
+    case Version::BlockCached:
+      return "5_block_cached";
+    case Version::SplitRow:
+      return "6_split_row";
+    case Version::Final:
+      return "7_final";
+  }
+  return "unknown";
+}
+
+namespace {
+
+using detail::Epilogue;
+
+// The version the dispatcher runs for a shape (never Final itself). x: the alignment decides
+// whether a row just fits one block.
+template <typename T>
+Version choose_version(const T* x, int64_t rows, int64_t cols) {
+  // TODO 7 (about 12 lines; checked by [ch10_softmax][final]):
+  //   Pick by the shape, the fastest kernel that fits (the README's table says why):
+  //   - rows of at most 2 KiB (cols * sizeof(T) <= 2048): Version::WarpPerRow;
+  //   - else, with many rows (rows >= 2 * common::device_properties().multiProcessorCount)
+  //     and a row that fits one block (detail::cached_fits(x, cols, 1)): Version::BlockCached;
+  //   - else, when detail::clusters_supported() and the row fits a cluster
+  //     (detail::cached_fits(x, cols, detail::kMaxCluster)): Version::SplitRow;
+  //   - else Version::BlockCached if it fits one block, else Version::TwoLevelMerge (any length).
+  // BEGIN TODO 7
+  (void)x;
+  (void)rows;
+  (void)cols;
+  throw std::logic_error("TODO 7 (softmax_dispatch.cu): the dispatcher chooses no version yet");
+  // END TODO 7
+}
+
+template <typename T>
+void validate(const T* x, const T* y, int64_t rows, int64_t cols) {
+  CHECK_ARG(rows >= 0, "rows must be >= 0, got " << rows);
+  CHECK_ARG(cols >= 1, "cols must be >= 1, got " << cols);
+  CHECK_ARG(rows <= std::numeric_limits<int64_t>::max() / cols,
+            "rows * cols overflows 64 bits: " << rows << " x " << cols);
+  if (rows == 0) return;
+  CHECK_ARG(x != nullptr && y != nullptr, "x and y must be device pointers, got null");
+  CHECK_ARG(reinterpret_cast<uintptr_t>(x) % alignof(T) == 0 &&
+                reinterpret_cast<uintptr_t>(y) % alignof(T) == 0,
+            "x and y must be aligned to their element size (" << alignof(T) << " bytes)");
+  const T* x_end = x + rows * cols;
+  const T* y_end = y + rows * cols;
+  CHECK_ARG(x == y || x_end <= y || y_end <= x,
+            "x and y overlap without being equal: in place (y == x) is supported, partial "
+            "overlap is not (a row would be overwritten before it is read)");
+}
+
+template <typename T>
+void run(Version v, const T* x, T* y, int64_t rows, int64_t cols, Epilogue epilogue,
+         cudaStream_t stream) {
+  // The launchers check their own limits, exactly (supports() assumes the worst alignment).
+  switch (v) {
+    case Version::ThreePass:
+      return detail::launch_three_pass(x, y, rows, cols, epilogue, stream);
+    case Version::Online:
+      return detail::launch_online(x, y, rows, cols, epilogue, stream);
+    case Version::TwoLevelMerge:
+      return detail::launch_two_level_merge(x, y, rows, cols, epilogue, stream);
+    case Version::WarpPerRow:
+      return detail::launch_warp_per_row(x, y, rows, cols, epilogue, stream);
+    case Version::BlockCached:
+      return detail::launch_cached(x, y, rows, cols, 1, epilogue, stream);
+    case Version::SplitRow:
+      return detail::launch_cached(x, y, rows, cols, detail::split_row_cluster<T>(rows, cols),
+                                   epilogue, stream);
+    case Version::Final:
+      return run(choose_version(x, rows, cols), x, y, rows, cols, epilogue, stream);
+  }
+  CHECK_ARG(false, "unknown version " << static_cast<int>(v));
+}
+
+}  // namespace
+
+template <typename T>
+bool supports(Version v, int64_t rows, int64_t cols) {
+  (void)rows;
+  switch (v) {
+    case Version::WarpPerRow:
+      return cols <= detail::warp_row_capacity<T>();
+    case Version::BlockCached:
+      return cols <= detail::cached_row_capacity<T>(1);
+    case Version::SplitRow:
+      return detail::clusters_supported() &&
+             cols <= detail::cached_row_capacity<T>(detail::kMaxCluster);
+    default:
+      return true;
+  }
+}
+
+template <typename T>
+void softmax(Version v, const T* x, T* y, int64_t rows, int64_t cols, cudaStream_t stream) {
+  validate(x, y, rows, cols);
+  if (rows == 0) return;
+  run(v, x, y, rows, cols, Epilogue::Softmax, stream);
+}
+
+template <typename T>
+void log_softmax(Version v, const T* x, T* y, int64_t rows, int64_t cols, cudaStream_t stream) {
+  validate(x, y, rows, cols);
+  if (rows == 0) return;
+  run(v, x, y, rows, cols, Epilogue::LogSoftmax, stream);
+}
+
+#define INSTANTIATE(T)                                                             \
+  template bool supports<T>(Version, int64_t, int64_t);                            \
+  template void softmax<T>(Version, const T*, T*, int64_t, int64_t, cudaStream_t); \
+  template void log_softmax<T>(Version, const T*, T*, int64_t, int64_t, cudaStream_t);
+INSTANTIATE(float)
+INSTANTIATE(__half)
+INSTANTIATE(__nv_bfloat16)
+#undef INSTANTIATE
+
+}  // namespace softmax

@@ -1,0 +1,56 @@
+// Chapter 10's internal interface: the launchers of each version, called by the dispatcher
+// (softmax_dispatch.cu) after it has validated the arguments. Not part of the public API.
+#pragma once
+
+#include "softmax.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace softmax::detail {
+
+// The same reductions serve softmax and log_softmax; only the last step differs.
+enum class Epilogue { Softmax, LogSoftmax };
+
+// Versions 1-3 take any shape.
+template <typename T>
+void launch_three_pass(const T* x, T* y, int64_t rows, int64_t cols, Epilogue epilogue,
+                       cudaStream_t stream);
+template <typename T>
+void launch_online(const T* x, T* y, int64_t rows, int64_t cols, Epilogue epilogue,
+                   cudaStream_t stream);
+template <typename T>
+void launch_two_level_merge(const T* x, T* y, int64_t rows, int64_t cols, Epilogue epilogue,
+                            cudaStream_t stream);
+
+// Version 4: rows of at most warp_row_capacity<T>() elements (1024 float, 2048 half/bf16).
+template <typename T>
+int64_t warp_row_capacity();
+template <typename T>
+void launch_warp_per_row(const T* x, T* y, int64_t rows, int64_t cols, Epilogue epilogue,
+                         cudaStream_t stream);
+
+// Versions 5 and 6: one kernel, a row cut into `cluster` chunks held in the registers of the
+// blocks of one thread-block cluster (cluster 1: version 5, a block per row).
+// cached_row_capacity: the longest row a cluster of that size can hold at any alignment.
+template <typename T>
+int64_t cached_row_capacity(int cluster);
+// Whether this row length at this alignment of x fits a cluster of that size: an aligned row
+// of 32768 floats fits one block, the same row one element off does not.
+template <typename T>
+bool cached_fits(const T* x, int64_t cols, int cluster);
+// Cluster sizes up to 8 are portable; 16 needs cudaFuncAttributeNonPortableClusterSizeAllowed,
+// which sm_90 grants.
+constexpr int kMaxPortableCluster = 8;
+constexpr int kMaxCluster = 16;
+bool clusters_supported();  // sm_90 or newer
+// Version 6's cluster size for a shape: enough blocks to hold the row, and enough rows times
+// blocks to give every SM work.
+template <typename T>
+int split_row_cluster(int64_t rows, int64_t cols);
+template <typename T>
+void launch_cached(const T* x, T* y, int64_t rows, int64_t cols, int cluster, Epilogue epilogue,
+                   cudaStream_t stream);
+
+}  // namespace softmax::detail

@@ -1,0 +1,74 @@
+// The checker must reject deliberately wrong kernels: a test that passes them proves nothing.
+#include "check.h"
+#include "wrong_kernels.h"
+
+#include "common/catch_compat.hpp"
+
+#include <cuda_bf16.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace {
+template <typename T>
+bool passes(const check::ForwardRun<T>& run, const std::vector<T>& x, int64_t rows, int64_t cols,
+            check::Placement placement = {}) {
+  return check::check_forward(run, check::Op::Softmax, x, rows, cols, placement).ok;
+}
+}  // namespace
+
+TEST_CASE("the checker rejects a kernel that writes zero", "[ch10_softmax][checker]") {
+  // The tolerances are relative with a tiny atol: zeros fail even on the longest rows, where
+  // every probability is small.
+  for (int64_t cols : {int64_t{1}, int64_t{1000}, int64_t{131072}}) {
+    INFO("cols = " << cols);
+    REQUIRE_FALSE(passes(wrong::writes_zero(), check::logits<float>(2, cols, 1), 2, cols));
+  }
+}
+
+TEST_CASE("the checker rejects softmax without the max subtraction", "[ch10_softmax][checker]") {
+  // Plain logits stay below 88 and the naive formula is right; the huge row of the special
+  // rows overflows exp.
+  REQUIRE_FALSE(passes(wrong::skips_max_subtraction(), check::special_rows<float>(100, 2),
+                       check::kSpecialRows, 100));
+}
+
+TEST_CASE("the checker rejects a missing cross-warp merge", "[ch10_softmax][checker]") {
+  REQUIRE_FALSE(
+      passes(wrong::misses_cross_warp_merge(), check::logits<float>(3, 4096, 3), 3, 4096));
+}
+
+TEST_CASE("the checker rejects an off-by-one last column", "[ch10_softmax][checker]") {
+  REQUIRE_FALSE(passes(wrong::drops_last_column(), check::logits<float>(3, 1025, 4), 3, 1025));
+}
+
+TEST_CASE("the checker rejects a write past the matrix (guard canaries)",
+          "[ch10_softmax][checker]") {
+  const auto result = check::check_forward(wrong::writes_past_row(), check::Op::Softmax,
+                                           check::logits<float>(3, 100, 5), 3, 100);
+  REQUIRE_FALSE(result.ok);
+  REQUIRE(result.message.find("canary") != std::string::npos);
+}
+
+TEST_CASE("the checker rejects NaN from merging empty pairs", "[ch10_softmax][checker]") {
+  // Row 1 of the special rows has -inf entries; with 33 columns most of the 256 threads see
+  // nothing, and merging two empty pairs without the guard gives NaN.
+  REQUIRE_FALSE(passes(wrong::merge_without_empty_guard(), check::special_rows<float>(33, 6),
+                       check::kSpecialRows, 33));
+}
+
+TEST_CASE("the checker rejects a sum accumulated in bf16", "[ch10_softmax][checker]") {
+  const int64_t cols = 8191;
+  REQUIRE_FALSE(passes(wrong::sums_in_bf16(), check::logits<__nv_bfloat16>(3, cols, 7), 3, cols));
+}
+
+TEST_CASE("the checker rejects 32-bit row offsets", "[ch10_softmax][checker][large]") {
+  // rows * cols > 2^31: the last rows' offsets wrap.
+  const int64_t cols = 1 << 16, rows = (int64_t{1} << 31) / cols + 2;
+  std::vector<float> x(static_cast<size_t>(rows * cols));
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>((i * 2654435761u) % 1000) * 1e-2f;
+  REQUIRE_FALSE(check::check_forward(wrong::wraps_offsets_at_32_bits(), check::Op::Softmax, x, rows,
+                                     cols, {}, {rows - 1})
+                    .ok);
+}

@@ -1,0 +1,261 @@
+// Chapter 10's GPU tests, built twice: against the skeleton (the student's build, ctest label
+// ch10_softmax) and against the solution (label solutions). Each TEST_CASE checks one TODO;
+// INFO says which to fill when it fails. One test, tagged [large], moves more than 2^31
+// elements; the sanitizer runs skip it.
+#include "check.h"
+#include "softmax.h"
+
+#include "common/catch_compat.hpp"
+#include "common/data_gen.hpp"
+#include "common/device_buffer.hpp"
+#include "common/dtype.hpp"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using softmax::Version;
+
+namespace {
+
+// Every regime and its boundaries: warp (32), lanes per row, one warp's row (1024), block
+// caches (4096, 8191), a cluster's row (32768), and a row longer than any block (131072 + 5).
+const std::vector<int64_t> kCols = {1,    2,    31,   32,   33,    127,       1000,
+                                    1024, 1025, 4096, 8191, 32768, 131072 + 5};
+// Rows: one, a few, and many (many only where the CPU reference stays quick).
+const std::vector<int64_t> kRows = {1, 3};
+const std::vector<int64_t> kManyRowsCols = {1, 2, 33, 127, 1000, 1024, 1025};
+constexpr int64_t kManyRows = 4096;
+
+std::string todo_of(Version v) {
+  switch (v) {
+    case Version::ThreePass:
+      return "TODO 1 in softmax_multipass.cu";
+    case Version::Online:
+      return "TODO 2 in softmax_multipass.cu";
+    case Version::TwoLevelMerge:
+      return "TODO 3 in softmax_multipass.cu";
+    case Version::WarpPerRow:
+      return "TODO 4 in softmax_warp.cu";
+    case Version::BlockCached:
+      return "TODO 5 in softmax_cached.cu";
+    case Version::SplitRow:
+      return "TODO 6 in softmax_cluster.cuh (and TODO 5)";
+    case Version::Final:
+      return "TODO 7 in softmax_dispatch.cu (and TODOs 4-6)";
+  }
+  return "?";
+}
+
+template <typename T>
+check::ForwardRun<T> forward(Version v, check::Op op) {
+  return [v, op](const T* x, T* y, int64_t rows, int64_t cols) {
+    if (op == check::Op::Softmax)
+      softmax::softmax(v, x, y, rows, cols);
+    else
+      softmax::log_softmax(v, x, y, rows, cols);
+  };
+}
+
+// Cycles through the alignments of input and output: both on 16 bytes, both off by the same
+// amount (the vector path with a head), and out of phase (element-wise stores).
+check::Placement placement_for(size_t i) {
+  static const check::Placement kPlacements[] = {{0, 0}, {1, 1}, {0, 0}, {3, 1}, {2, 0}};
+  return kPlacements[i % 5];
+}
+
+// Shapes for version v: every column count it takes, with 1 and 3 rows, plus many rows for the
+// shorter columns.
+std::vector<std::pair<int64_t, int64_t>> shapes_for(Version v, bool many_rows, bool long_rows) {
+  std::vector<std::pair<int64_t, int64_t>> shapes;
+  for (int64_t cols : kCols) {
+    if (!long_rows && cols > 8191) continue;
+    for (int64_t rows : kRows)
+      shapes.push_back({rows, cols});
+  }
+  if (many_rows)
+    for (int64_t cols : kManyRowsCols)
+      shapes.push_back({kManyRows, cols});
+  (void)v;
+  return shapes;
+}
+
+template <typename T>
+void check_version(Version v, bool many_rows, bool long_rows) {
+  const auto shapes = shapes_for(v, many_rows, long_rows);
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const auto [rows, cols] = shapes[i];
+    if (!softmax::supports<T>(v, rows, cols)) continue;
+    const auto x = check::logits<T>(rows, cols, 1000 + i);
+    for (check::Op op : {check::Op::Softmax, check::Op::LogSoftmax}) {
+      if (op == check::Op::LogSoftmax && rows == kManyRows) continue;
+      const check::Placement placement = placement_for(i);
+      INFO(softmax::version_name(v)
+           << " " << common::DType<T>::name << " "
+           << (op == check::Op::Softmax ? "softmax" : "log_softmax") << ", rows = " << rows
+           << ", cols = " << cols << ", misalign x/y = " << placement.in_misalign << "/"
+           << placement.out_misalign);
+      REQUIRE_CHECK(check::check_forward(forward<T>(v, op), op, x, rows, cols, placement));
+    }
+  }
+}
+
+template <typename T>
+void check_semantics(Version v) {
+  size_t i = 0;
+  for (int64_t cols :
+       {int64_t{1}, int64_t{33}, int64_t{1025}, int64_t{8191}, int64_t{131072 + 5}}) {
+    if (!softmax::supports<T>(v, check::kSpecialRows, cols)) continue;
+    const auto x = check::special_rows<T>(cols, 77 + cols);
+    for (check::Op op : {check::Op::Softmax, check::Op::LogSoftmax}) {
+      INFO(softmax::version_name(v) << " " << common::DType<T>::name << ", special rows, cols = "
+                                    << cols << " (fill " << todo_of(v) << ")");
+      REQUIRE_CHECK(check::check_forward(forward<T>(v, op), op, x, check::kSpecialRows, cols,
+                                         placement_for(i++)));
+    }
+  }
+}
+
+void check_fp32(Version v) {
+  INFO("fill " << todo_of(v));
+  check_version<float>(v, /*many_rows=*/true, /*long_rows=*/true);
+  check_semantics<float>(v);
+}
+
+}  // namespace
+
+TEST_CASE("version 1: three passes, block per row", "[ch10_softmax][three_pass]") {
+  check_fp32(Version::ThreePass);
+}
+
+TEST_CASE("version 2: online (max, sum) pair", "[ch10_softmax][online]") {
+  check_fp32(Version::Online);
+}
+
+TEST_CASE("version 3: two-level merge of the pair", "[ch10_softmax][two_level_merge]") {
+  check_fp32(Version::TwoLevelMerge);
+}
+
+TEST_CASE("version 4: warp per row, row in registers", "[ch10_softmax][warp_per_row]") {
+  check_fp32(Version::WarpPerRow);
+  CHECK(softmax::supports<float>(Version::WarpPerRow, 1, 1024));
+  CHECK(softmax::supports<__nv_bfloat16>(Version::WarpPerRow, 1, 2048));
+}
+
+TEST_CASE("version 5: block per row, row cached", "[ch10_softmax][block_cached]") {
+  check_fp32(Version::BlockCached);
+  CHECK(softmax::supports<float>(Version::BlockCached, 1, 16380));
+}
+
+TEST_CASE("version 6: row split across a cluster", "[ch10_softmax][split_row]") {
+  REQUIRE(softmax::supports<float>(Version::SplitRow, 1, 131072 + 5));  // needs sm_90
+  check_fp32(Version::SplitRow);
+  // Few rows of long columns, the regime version 6 is for, at every alignment.
+  for (size_t i = 0; i < 5; ++i) {
+    const int64_t rows = 2, cols = 65536 + 3 * static_cast<int64_t>(i);
+    INFO("fill TODO 6 (and TODO 5): rows = " << rows << ", cols = " << cols);
+    REQUIRE_CHECK(check::check_forward(forward<float>(Version::SplitRow, check::Op::Softmax),
+                                       check::Op::Softmax, check::logits<float>(rows, cols, i),
+                                       rows, cols, placement_for(i)));
+  }
+}
+
+TEST_CASE("version 7: the dispatcher", "[ch10_softmax][final]") {
+  check_fp32(Version::Final);
+  // Many rows of the lengths where the dispatcher switches kernels.
+  for (int64_t cols : {int64_t{4096}, int64_t{8192}, int64_t{8193}}) {
+    INFO("fill TODO 7 (and TODOs 4-6): rows = 512, cols = " << cols);
+    REQUIRE_CHECK(check::check_forward(forward<float>(Version::Final, check::Op::Softmax),
+                                       check::Op::Softmax, check::logits<float>(512, cols, cols),
+                                       512, cols, placement_for(static_cast<size_t>(cols))));
+  }
+}
+
+TEST_CASE("version 8: half and bf16 input and output", "[ch10_softmax][reduced_precision]") {
+  INFO("fill TODO 8 in softmax_precision.cuh (and the version named below)");
+  for (Version v : softmax::kAllVersions) {
+    INFO(todo_of(v));
+    const bool fast = v != Version::ThreePass && v != Version::Online;
+    check_version<__half>(v, fast, fast);
+    check_version<__nv_bfloat16>(v, fast, fast);
+    check_semantics<__half>(v);
+    check_semantics<__nv_bfloat16>(v);
+  }
+}
+
+TEST_CASE("version 9: backward", "[ch10_softmax][backward]") {
+  INFO("fill TODO 9 in softmax_backward.cu");
+  auto run_backward = [](auto tag) {
+    using T = decltype(tag);
+    const check::BackwardRun<T> run = [](const T* y, const T* dy, T* dx, int64_t rows,
+                                         int64_t cols) {
+      softmax::softmax_backward(y, dy, dx, rows, cols);
+    };
+    auto shapes = shapes_for(Version::Final, true, true);
+    shapes.push_back({512, 8192});
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const auto [rows, cols] = shapes[i];
+      std::vector<T> y, dy;
+      check::backward_inputs(rows, cols, 500 + i, y, dy);
+      check::Placement placement = placement_for(i);
+      placement.in_place = i % 7 == 3;
+      INFO("backward " << common::DType<T>::name << ", rows = " << rows << ", cols = " << cols
+                       << (placement.in_place ? " (dx == dy)" : ""));
+      REQUIRE_CHECK(check::check_backward(run, y, dy, rows, cols, placement));
+    }
+  };
+  run_backward(float{});
+  run_backward(__nv_bfloat16{});
+  run_backward(__half{});
+}
+
+TEST_CASE("in place: y == x", "[ch10_softmax][in_place]") {
+  for (Version v : softmax::kAllVersions) {
+    INFO(softmax::version_name(v) << ": fill " << todo_of(v));
+    for (int64_t cols : {int64_t{33}, int64_t{1000}, int64_t{8191}, int64_t{32768}}) {
+      if (!softmax::supports<float>(v, 3, cols)) continue;
+      INFO("cols = " << cols);
+      check::Placement in_place{1, 1, true};
+      REQUIRE_CHECK(check::check_forward(forward<float>(v, check::Op::Softmax), check::Op::Softmax,
+                                         check::logits<float>(3, cols, 9), 3, cols, in_place));
+      REQUIRE_CHECK(check::check_forward(
+          forward<__nv_bfloat16>(v, check::Op::LogSoftmax), check::Op::LogSoftmax,
+          check::logits<__nv_bfloat16>(3, cols, 10), 3, cols, in_place));
+    }
+  }
+}
+
+TEST_CASE("arguments are validated", "[ch10_softmax][validation]") {
+  common::DeviceBuffer<float> a(64), b(64);
+  REQUIRE_THROWS_AS(softmax::softmax(a.data(), b.data(), 1, 0), std::invalid_argument);
+  REQUIRE_THROWS_AS(softmax::softmax(a.data(), b.data(), -1, 4), std::invalid_argument);
+  REQUIRE_THROWS_AS(softmax::softmax<float>(nullptr, b.data(), 2, 4), std::invalid_argument);
+  // Partial overlap: y starts one element into x.
+  REQUIRE_THROWS_AS(softmax::softmax(a.data(), a.data() + 1, 2, 8), std::invalid_argument);
+  REQUIRE_THROWS_AS(softmax::softmax(Version::WarpPerRow, a.data(), b.data(), 1, 1025),
+                    std::invalid_argument);
+  REQUIRE_THROWS_AS(softmax::softmax_backward(a.data(), b.data(), a.data() + 2, 2, 8),
+                    std::invalid_argument);
+  // No rows: nothing to do, nothing thrown, nothing launched.
+  REQUIRE_NOTHROW(softmax::softmax<float>(nullptr, nullptr, 0, 7));
+}
+
+TEST_CASE("more than 2^31 elements, bf16, the final version", "[ch10_softmax][final][large]") {
+  INFO("fill TODO 7: 64-bit row offsets (row * cols overflows 32 bits here)");
+  using T = __nv_bfloat16;
+  const int64_t cols = 32768, rows = (int64_t{1} << 31) / cols + 1;  // 2^31 + 32768 elements
+  // Each row a different rotation of one random pool, so a kernel that wraps its offsets at
+  // 2^31 reads a row with other values and fails.
+  const auto pool = common::gen::uniform_as<T>(1 << 20, 31, -8.0f, 8.0f);
+  std::vector<T> x(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; ++j)
+      x[r * cols + j] = pool[static_cast<size_t>((j * 7 + r * 131) % (1 << 20))];
+  const std::vector<int64_t> compared = {0, 1, rows / 2, rows - 2, rows - 1};
+  REQUIRE_CHECK(check::check_forward(forward<T>(Version::Final, check::Op::Softmax),
+                                     check::Op::Softmax, x, rows, cols, {}, compared));
+}

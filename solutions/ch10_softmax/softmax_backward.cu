@@ -1,0 +1,292 @@
+// Chapter 10, version 9: the backward pass, dx = y * (dy - sum_j dy_j * y_j) per row.
+//
+// The same machinery as the forward with one reduction instead of two and three tensors
+// instead of two: the row of y and of dy cached in registers, the dot product sum(dy * y)
+// reduced over the row's lanes (rows of at most 1 KiB), over a block, or over a cluster
+// of blocks (a long row split into chunks, sm_90); then dx is written from the registers.
+// Each byte of y, dy and dx moves once. Rows too long for any register cache (or long rows on a
+// GPU without clusters) take a streaming kernel that reads y and dy twice.
+// Test it:  ./ch10_softmax/ch10_softmax_student_tests "[backward]"
+#include "softmax.h"
+#include "softmax_cluster.cuh"
+#include "softmax_launch.h"
+#include "softmax_precision.cuh"  // first: see softmax_rows.cuh
+#include "softmax_rows.cuh"
+
+#include "common/block_reduce.cuh"
+#include "common/errors.hpp"
+#include "common/gpu_info.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+namespace softmax {
+namespace detail {
+namespace {
+
+constexpr int kWarpKernelThreads = 128;
+constexpr int kStreamingThreads = 512;
+constexpr int64_t kMaxGrid = 1 << 20;
+constexpr int64_t kMaxGridRows = 65535;
+constexpr int kPackChoices[] = {4, 8};
+// Two register caches (y and dy) of packs * kPackSize<T> floats each.
+template <typename T>
+constexpr int max_threads_for(int packs) {
+  return max_threads_for_floats(2 * packs * kPackSize<T>);
+}
+
+template <typename T>
+__device__ __forceinline__ float floats_dot(const Floats<T>& y, const Floats<T>& dy,
+                                            float running) {
+#pragma unroll
+  for (int i = 0; i < kPackSize<T>; ++i)
+    running += y[i] * dy[i];
+  return running;
+}
+
+template <typename T>
+__device__ __forceinline__ Window<T> backward_floats(const Floats<T>& y, const Floats<T>& dy,
+                                                     float dot) {
+  Floats<T> dx;
+#pragma unroll
+  for (int i = 0; i < kPackSize<T>; ++i)
+    dx[i] = y[i] * (dy[i] - dot);
+  return narrow<T>(dx);
+}
+
+// Rows of at most 1 KiB: kLanes lanes per row, as in version 4. The windows follow y's
+// alignment; dy and dx use 16-byte accesses when they share it.
+template <typename T, int kLanes, int kPacks>
+__global__ void __launch_bounds__(kWarpKernelThreads)
+    backward_warp_kernel(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
+                         bool dy_vector_ok, bool dx_vector_ok) {
+  constexpr int kRowsPerBlock = kWarpKernelThreads / kLanes;
+  const int lane = static_cast<int>(threadIdx.x % kLanes);
+  const int group = static_cast<int>(threadIdx.x / kLanes);
+  const int64_t row_step = static_cast<int64_t>(gridDim.x) * kRowsPerBlock;
+  for (int64_t first_row = blockIdx.x * int64_t{kRowsPerBlock}; first_row < rows;
+       first_row += row_step) {
+    const int64_t row = first_row + group;
+    const bool active = row < rows;
+    const int64_t offset = (active ? row : 0) * cols;
+    const RowWindows layout = row_windows(y + offset, cols);
+    float y_cache[kPacks][kPackSize<T>], dy_cache[kPacks][kPackSize<T>];
+    float dot = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) {
+      const int64_t w = lane + int64_t{k} * kLanes;
+      const bool inside = active && w < layout.count;
+      widen(inside ? load_window(y + offset, cols, layout, w, T{}, true) : fill_pack(T{}),
+            y_cache[k]);
+      widen(inside ? load_window(dy + offset, cols, layout, w, T{}, dy_vector_ok) : fill_pack(T{}),
+            dy_cache[k]);
+      dot = floats_dot<T>(y_cache[k], dy_cache[k], dot);
+    }
+    dot = group_reduce<kLanes>(dot, common::Sum{});
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) {
+      const int64_t w = lane + int64_t{k} * kLanes;
+      if (active && w < layout.count)
+        store_window(dx + offset, cols, layout, w, backward_floats<T>(y_cache[k], dy_cache[k], dot),
+                     dx_vector_ok);
+    }
+  }
+}
+
+// Longer rows: a block, or a cluster of blocks (gridDim.x > 1), per row, as in versions 5/6.
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(max_threads_for<T>(kPacks))
+    backward_cached_kernel(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
+                           int64_t windows_per_block, bool dy_vector_ok, bool dx_vector_ok) {
+  for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+    const int64_t offset = row * cols;
+    const RowWindows layout = row_windows(y + offset, cols);
+    const int64_t first = blockIdx.x * windows_per_block;
+    const int64_t end =
+        first + windows_per_block < layout.count ? first + windows_per_block : layout.count;
+    float y_cache[kPacks][kPackSize<T>], dy_cache[kPacks][kPackSize<T>];
+    ClusterToken token;
+    // TODO 9 (about 20 lines; checked by [ch10_softmax][backward]):
+    //   backward_warp_kernel above does this for a group of lanes; do it for a block and a
+    //   cluster, the way version 5/6 does the forward:
+    //   (a) window w = first + threadIdx.x + k * blockDim.x (k < kPacks, #pragma unroll) of y
+    //       and of dy, widened into y_cache[k] / dy_cache[k], when w < end (else fill_pack(T{}):
+    //       zero adds nothing to the dot product); dy uses dy_vector_ok; the thread's floats_dot;
+    //   (b) the row's dot product: common::block_reduce(dot, common::Sum{}, 0.0f), then, when
+    //       gridDim.x > 1, cluster_reduce(dot, common::Sum{}, 0.0f, token) over the row's blocks;
+    //   (c) store backward_floats(y_cache[k], dy_cache[k], dot) to window w of dx when w < end.
+    // BEGIN TODO 9
+    float dot = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) {
+      const int64_t w = first + threadIdx.x + int64_t{k} * blockDim.x;
+      widen(w < end ? load_window(y + offset, cols, layout, w, T{}, true) : fill_pack(T{}),
+            y_cache[k]);
+      widen(w < end ? load_window(dy + offset, cols, layout, w, T{}, dy_vector_ok) : fill_pack(T{}),
+            dy_cache[k]);
+      dot = floats_dot<T>(y_cache[k], dy_cache[k], dot);
+    }
+    dot = common::block_reduce(dot, common::Sum{}, 0.0f);
+    if (gridDim.x > 1) dot = cluster_reduce(dot, common::Sum{}, 0.0f, token);
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) {
+      const int64_t w = first + threadIdx.x + int64_t{k} * blockDim.x;
+      if (w < end)
+        store_window(dx + offset, cols, layout, w, backward_floats<T>(y_cache[k], dy_cache[k], dot),
+                     dx_vector_ok);
+    }
+    // END TODO 9
+    cluster_reduce_done(token);
+  }
+}
+
+// Any length: the dot product in a first pass over y and dy, dx in a second.
+template <typename T>
+__global__ void __launch_bounds__(kStreamingThreads)
+    backward_streaming_kernel(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols) {
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const int64_t offset = row * cols;
+    float dot = 0.0f;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+      dot += to_compute(y[offset + j]) * to_compute(dy[offset + j]);
+    dot = common::block_reduce(dot, common::Sum{}, 0.0f);
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+      const float yj = to_compute(y[offset + j]);
+      dx[offset + j] = from_compute<T>(yj * (to_compute(dy[offset + j]) - dot));
+    }
+  }
+}
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+bool same_16_byte_phase(const void* a, const void* b) {
+  return (reinterpret_cast<uintptr_t>(a) - reinterpret_cast<uintptr_t>(b)) % 16 == 0;
+}
+
+template <typename T>
+int64_t max_windows_per_row(const T* y, int64_t cols) {
+  const bool rows_aligned = reinterpret_cast<uintptr_t>(y) % 16 == 0 &&
+                            (cols * static_cast<int64_t>(sizeof(T))) % 16 == 0;
+  return ceil_div(cols, kPackSize<T>) + (rows_aligned ? 0 : 1);
+}
+
+template <typename T, int kLanes, int kPacks>
+void launch_warp(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols, cudaStream_t stream) {
+  constexpr int kRowsPerBlock = kWarpKernelThreads / kLanes;
+  const int64_t grid = std::min(ceil_div(rows, kRowsPerBlock), kMaxGrid);
+  backward_warp_kernel<T, kLanes, kPacks>
+      <<<static_cast<int>(grid), kWarpKernelThreads, 0, stream>>>(
+          y, dy, dx, rows, cols, same_16_byte_phase(dy, y), same_16_byte_phase(dx, y));
+  CUDA_CHECK_LAUNCH();
+}
+
+template <typename T, int kPacks>
+void launch_cached_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols, int cluster,
+                            int threads, int64_t windows_per_block, cudaStream_t stream) {
+  const dim3 grid(cluster, static_cast<unsigned>(std::min(rows, kMaxGridRows)));
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = dim3(threads);
+  config.stream = stream;
+  cudaLaunchAttribute attribute = {};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = cluster;
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  config.attrs = &attribute;
+  config.numAttrs = cluster > 1 ? 1 : 0;
+  if (cluster > kMaxPortableCluster)
+    CUDA_CHECK(cudaFuncSetAttribute(backward_cached_kernel<T, kPacks>,
+                                    cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  CUDA_CHECK(cudaLaunchKernelEx(&config, backward_cached_kernel<T, kPacks>, y, dy, dx, rows, cols,
+                                windows_per_block, same_16_byte_phase(dy, y),
+                                same_16_byte_phase(dx, y)));
+  CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void launch_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
+                     cudaStream_t stream) {
+  const int64_t windows = max_windows_per_row(y, cols);
+  // Rows of at most 64 windows (1 KiB): lanes of a warp; longer ones: blocks of the forward's
+  // shape (measured faster from 4 KiB rows on, since y and dy double the registers per window).
+  if (windows <= 64) {
+    const int64_t lanes_wanted = ceil_div(windows, 4);
+    if (lanes_wanted <= 2) return launch_warp<T, 2, 4>(y, dy, dx, rows, cols, stream);
+    if (lanes_wanted <= 4) return launch_warp<T, 4, 4>(y, dy, dx, rows, cols, stream);
+    if (lanes_wanted <= 8) return launch_warp<T, 8, 4>(y, dy, dx, rows, cols, stream);
+    return launch_warp<T, 16, 4>(y, dy, dx, rows, cols, stream);
+  }
+  // As the forward's dispatcher: a block per row when rows are many and the row fits, else
+  // chunks of at most 2048 windows over a cluster, with enough blocks for every SM.
+  // Up to 16 blocks (non-portable, sm_90): a row of 131072 floats is 32768 windows.
+  const int max_cluster = clusters_supported() ? kMaxCluster : 1;
+  const int64_t sms = common::device_properties().multiProcessorCount;
+  const int64_t block_limit = int64_t{4} * max_threads_for<T>(4);
+  int cluster = 1;
+  if (!(rows >= 2 * sms && windows <= block_limit)) {
+    while (cluster < max_cluster && ceil_div(windows, cluster) > 2048)
+      cluster *= 2;
+    while (cluster < max_cluster && rows * cluster < 2 * sms)
+      cluster *= 2;
+  }
+  const int64_t windows_per_block = ceil_div(windows, cluster);
+  for (int thread_limit : {512, 1024}) {
+    for (int packs : kPackChoices) {
+      const int64_t threads =
+          std::max<int64_t>(32, ceil_div(ceil_div(windows_per_block, packs), 32) * 32);
+      if (threads > std::min(thread_limit, max_threads_for<T>(packs))) continue;
+      const int t = static_cast<int>(threads);
+      if (packs == 4)
+        return launch_cached_backward<T, 4>(y, dy, dx, rows, cols, cluster, t, windows_per_block,
+                                            stream);
+      return launch_cached_backward<T, 8>(y, dy, dx, rows, cols, cluster, t, windows_per_block,
+                                          stream);
+    }
+  }
+  backward_streaming_kernel<T>
+      <<<static_cast<int>(std::min(rows, kMaxGrid)), kStreamingThreads, 0, stream>>>(y, dy, dx,
+                                                                                     rows, cols);
+  CUDA_CHECK_LAUNCH();
+}
+
+bool same_or_disjoint(const void* a, const void* b, int64_t bytes) {
+  const auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
+  return pa == pb || pa + bytes <= pb || pb + bytes <= pa;
+}
+
+}  // namespace
+}  // namespace detail
+
+template <typename T>
+void softmax_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
+                      cudaStream_t stream) {
+  CHECK_ARG(rows >= 0, "rows must be >= 0, got " << rows);
+  CHECK_ARG(cols >= 1, "cols must be >= 1, got " << cols);
+  CHECK_ARG(rows <= std::numeric_limits<int64_t>::max() / cols,
+            "rows * cols overflows 64 bits: " << rows << " x " << cols);
+  if (rows == 0) return;
+  CHECK_ARG(y != nullptr && dy != nullptr && dx != nullptr,
+            "y, dy and dx must be device pointers, got null");
+  for (const void* p :
+       {static_cast<const void*>(y), static_cast<const void*>(dy), static_cast<const void*>(dx)})
+    CHECK_ARG(reinterpret_cast<uintptr_t>(p) % alignof(T) == 0,
+              "y, dy and dx must be aligned to their element size (" << alignof(T) << " bytes)");
+  const int64_t bytes = rows * cols * static_cast<int64_t>(sizeof(T));
+  CHECK_ARG(detail::same_or_disjoint(dx, y, bytes) && detail::same_or_disjoint(dx, dy, bytes),
+            "dx overlaps y or dy without being equal to it: in place (dx == y or dx == dy) is "
+            "supported, partial overlap is not");
+  detail::launch_backward(y, dy, dx, rows, cols, stream);
+}
+
+#define INSTANTIATE(T) \
+  template void softmax_backward<T>(const T*, const T*, T*, int64_t, int64_t, cudaStream_t);
+INSTANTIATE(float)
+INSTANTIATE(__half)
+INSTANTIATE(__nv_bfloat16)
+#undef INSTANTIATE
+
+}  // namespace softmax

@@ -1,0 +1,247 @@
+// Chapter 10, versions 5 and 6: the row (or a chunk of it) cached in a block's registers.
+//
+//   5_block_cached  one block per row; each thread holds up to 8 windows of 16 bytes, so a row
+//                   of up to 16k floats (32k half/bf16) is read once and written once. The max
+//                   and the sum are block reductions (common::block_reduce).
+//   6_split_row     a row cut into chunks, one per block of a thread-block cluster (sm_90).
+//                   Each block reduces its chunk to a (max, sum) pair, the pairs are merged
+//                   through distributed shared memory, and every block writes its chunk from
+//                   its registers: still one read and one write, but up to 16 SMs per row.
+// Why version 6: with few rows, one block per row leaves SMs idle (1 row = 1 of 132 SMs, and
+// one SM alone reaches a fraction of the memory bandwidth), and a very long row does not fit in
+// one SM's registers at all. Splitting the row fixes both; the price is one cluster barrier
+// pair per row. Both versions are one kernel: a cluster of one block is version 5.
+// Test them:  ./ch10_softmax/ch10_softmax_student_tests "[block_cached],[split_row]"
+#include "softmax_cluster.cuh"
+#include "softmax_launch.h"
+#include "softmax_precision.cuh"  // first: see softmax_rows.cuh
+#include "softmax_rows.cuh"
+
+#include "common/block_reduce.cuh"
+#include "common/errors.hpp"
+#include "common/gpu_info.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace softmax::detail {
+namespace {
+
+constexpr int64_t kMaxGridRows = 65535;  // gridDim.y limit; more rows loop
+constexpr int kPackChoices[] = {4, 8};
+
+// The register cache holds packs * kPackSize<T> floats per thread; bigger caches, smaller blocks.
+template <typename T>
+constexpr int max_threads_for(int packs) {
+  return max_threads_for_floats(packs * kPackSize<T>);
+}
+
+// gridDim = (cluster size, row slots): block b of a cluster owns windows
+// [b * windows_per_block, (b + 1) * windows_per_block) of the row; thread t holds windows
+// first + t + k * blockDim.x (consecutive threads, consecutive 16 bytes: coalesced).
+template <typename T, int kPacks>
+__global__ void __launch_bounds__(max_threads_for<T>(kPacks))
+    cached_kernel(const T* x, T* y, int64_t rows, int64_t cols, int64_t windows_per_block,
+                  bool log_softmax, bool y_vector_ok) {
+  for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+    const T* x_row = x + row * cols;
+    T* y_row = y + row * cols;
+    const RowWindows layout = row_windows(x_row, cols);
+    const int64_t first = blockIdx.x * windows_per_block;
+    const int64_t end =
+        first + windows_per_block < layout.count ? first + windows_per_block : layout.count;
+    float cache[kPacks][kPackSize<T>];
+    ClusterToken token;
+    // TODO 5 (about 28 lines; checked by [ch10_softmax][block_cached]):
+    //   Version 4 with a block instead of a group of lanes:
+    //   (a) window w = first + threadIdx.x + k * blockDim.x (k < kPacks, #pragma unroll on every
+    //       loop over k) when w < end (load_window, padding negative_infinity<T>()), else
+    //       fill_pack(negative_infinity<T>()); widen it into cache[k]; floats_max.
+    //   (b) m = common::block_reduce(m, common::Max{}, -INFINITY); the thread's sum with
+    //       floats_sum_exp(cache[k], exp_shift(m), log_softmax, l); l = common::block_reduce(l,
+    //       common::Sum{}, 0.0f).
+    //   (c) The block's pair {m, l} is the row's when gridDim.x == 1. Otherwise (version 6) the
+    //       blocks of the cluster hold the row's chunks: merge their pairs with
+    //       cluster_reduce(pair, common::MaxSumMerge{}, common::MaxSum{-INFINITY, 0.0f}, token).
+    //   (d) stats = row_stats(row pair); this block's exponentials were shifted by its own
+    //       maximum, so scale them by cached_scale(m, stats); write finish_floats(cache[k],
+    //       stats, scale, log_softmax) to window w when w < end (store_window, y_vector_ok).
+    // BEGIN TODO 5
+    float m = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) {
+      const int64_t w = first + threadIdx.x + int64_t{k} * blockDim.x;
+      widen(w < end ? load_window(x_row, cols, layout, w, negative_infinity<T>(), true)
+                    : fill_pack(negative_infinity<T>()),
+            cache[k]);
+      m = floats_max<T>(cache[k], m);
+    }
+    m = common::block_reduce(m, common::Max{}, -INFINITY);
+    float l = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k)
+      l = floats_sum_exp<T>(cache[k], exp_shift(m), log_softmax, l);
+    l = common::block_reduce(l, common::Sum{}, 0.0f);
+    common::MaxSum pair{m, l};
+    if (gridDim.x > 1)
+      pair = cluster_reduce(pair, common::MaxSumMerge{}, common::MaxSum{-INFINITY, 0.0f}, token);
+    const RowStats stats = row_stats(pair);
+    const float scale = cached_scale(m, stats);
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) {
+      const int64_t w = first + threadIdx.x + int64_t{k} * blockDim.x;
+      if (w < end)
+        store_window(y_row, cols, layout, w, finish_floats<T>(cache[k], stats, scale, log_softmax),
+                     y_vector_ok);
+    }
+    // END TODO 5
+    cluster_reduce_done(token);
+  }
+}
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+struct BlockShape {
+  int packs = 0;    // windows per thread
+  int threads = 0;  // a multiple of 32
+};
+
+// The block for a chunk of `windows` (packs = 0: no block holds it). Blocks of at most 256 threads
+// come first, then 512: two or more of them share an SM, so one block's loads overlap another's
+// reductions and stores; then as few windows per thread as fit (fewer registers, more blocks per
+// SM).
+template <typename T>
+BlockShape block_shape(int64_t windows) {
+  for (int thread_limit : {256, 512, 1024}) {
+    for (int packs : kPackChoices) {
+      const int64_t threads = std::max<int64_t>(32, ceil_div(ceil_div(windows, packs), 32) * 32);
+      if (threads <= std::min(thread_limit, max_threads_for<T>(packs)))
+        return {packs, static_cast<int>(threads)};
+    }
+  }
+  return {};
+}
+
+template <typename T>
+int64_t max_windows_per_block() {
+  int64_t most = 0;
+  for (int packs : kPackChoices)
+    most = std::max<int64_t>(most, int64_t{packs} * max_threads_for<T>(packs));
+  return most;
+}
+
+template <typename T>
+int64_t max_windows_per_row(const T* x, int64_t cols) {
+  const bool rows_aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
+                            (cols * static_cast<int64_t>(sizeof(T))) % 16 == 0;
+  return ceil_div(cols, kPackSize<T>) + (rows_aligned ? 0 : 1);
+}
+
+template <typename T, int kPacks>
+void launch_shape(const T* x, T* y, int64_t rows, int64_t cols, int cluster, int threads,
+                  int64_t windows_per_block, bool log_softmax, bool y_vector_ok,
+                  cudaStream_t stream) {
+  const dim3 grid(cluster, static_cast<unsigned>(std::min(rows, kMaxGridRows)));
+  if (cluster > kMaxPortableCluster)
+    CUDA_CHECK(cudaFuncSetAttribute(cached_kernel<T, kPacks>,
+                                    cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  if (cluster == 1) {
+    cached_kernel<T, kPacks><<<grid, threads, 0, stream>>>(x, y, rows, cols, windows_per_block,
+                                                           log_softmax, y_vector_ok);
+    CUDA_CHECK_LAUNCH();
+    return;
+  }
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = dim3(threads);
+  config.stream = stream;
+  cudaLaunchAttribute attribute = {};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = cluster;
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, cached_kernel<T, kPacks>, x, y, rows, cols,
+                                windows_per_block, log_softmax, y_vector_ok));
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+bool clusters_supported() {
+  return common::device_properties().major >= 9;
+}
+
+template <typename T>
+int64_t cached_row_capacity(int cluster) {
+  // A misaligned row needs one window more than its elements fill.
+  return (cluster * max_windows_per_block<T>() - 1) * kPackSize<T>;
+}
+
+template <typename T>
+bool cached_fits(const T* x, int64_t cols, int cluster) {
+  return ceil_div(max_windows_per_row(x, cols), cluster) <= max_windows_per_block<T>();
+}
+
+template <typename T>
+int split_row_cluster(int64_t rows, int64_t cols) {
+  // As few blocks per row as hold it in their largest shape (64 KiB of floats: 512 threads x 8
+  // float windows), then more until rows x blocks covers the SMs twice. A handful of rows (the
+  // latency regime) takes 16 blocks: twice the SMs on each row.
+  const int64_t windows = ceil_div(cols, kPackSize<T>) + 1;
+  const int64_t sms = common::device_properties().multiProcessorCount;
+  int cluster = 2;
+  while (cluster < kMaxCluster && ceil_div(windows, cluster) > max_windows_per_block<T>())
+    cluster *= 2;
+  while (cluster < kMaxPortableCluster && rows * cluster < 2 * sms)
+    cluster *= 2;
+  if (rows * kMaxPortableCluster * 4 <= sms && windows > 16 * 1024) cluster = kMaxCluster;
+  return cluster;
+}
+
+template <typename T>
+void launch_cached(const T* x, T* y, int64_t rows, int64_t cols, int cluster, Epilogue epilogue,
+                   cudaStream_t stream) {
+  CHECK_ARG(cluster >= 1 && cluster <= kMaxCluster,
+            "cluster size " << cluster << " outside 1.." << kMaxCluster);
+  CHECK_ARG(cluster == 1 || clusters_supported(),
+            "splitting a row across a cluster of blocks needs sm_90 or newer; this GPU is sm_"
+                << common::device_properties().major << common::device_properties().minor);
+  // The exact count for this alignment: an aligned row of 32768 floats fits one block, the same
+  // row one element off needs one window more (cached_row_capacity assumes the worst).
+  const int64_t windows_per_block = ceil_div(max_windows_per_row(x, cols), cluster);
+  CHECK_ARG(windows_per_block <= max_windows_per_block<T>(),
+            "a row of " << cols << " elements at this alignment does not fit in the registers of "
+                        << cluster << " block(s): at most " << cached_row_capacity<T>(cluster)
+                        << " at any alignment");
+  if (rows == 0) return;
+  const BlockShape shape = block_shape<T>(windows_per_block);
+  const bool log_softmax = epilogue == Epilogue::LogSoftmax;
+  const bool y_vector_ok =
+      (reinterpret_cast<uintptr_t>(y) - reinterpret_cast<uintptr_t>(x)) % 16 == 0;
+  switch (shape.packs) {
+    case 4:
+      launch_shape<T, 4>(x, y, rows, cols, cluster, shape.threads, windows_per_block, log_softmax,
+                         y_vector_ok, stream);
+      break;
+    default:
+      launch_shape<T, 8>(x, y, rows, cols, cluster, shape.threads, windows_per_block, log_softmax,
+                         y_vector_ok, stream);
+      break;
+  }
+}
+
+#define INSTANTIATE(T)                                  \
+  template int64_t cached_row_capacity<T>(int);         \
+  template bool cached_fits<T>(const T*, int64_t, int); \
+  template int split_row_cluster<T>(int64_t, int64_t);  \
+  template void launch_cached<T>(const T*, T*, int64_t, int64_t, int, Epilogue, cudaStream_t);
+INSTANTIATE(float)
+INSTANTIATE(__half)
+INSTANTIATE(__nv_bfloat16)
+#undef INSTANTIATE
+
+}  // namespace softmax::detail

@@ -1,0 +1,73 @@
+// Reductions across the blocks of a thread-block cluster (sm_90): each block contributes one
+// value, every thread of every block gets the result. Versions 6 and 9 merge the per-chunk
+// results of a split row with it.
+#pragma once
+
+#include "common/block_reduce.cuh"
+
+#include <cooperative_groups.h>
+
+namespace softmax::detail {
+
+namespace cg = cooperative_groups;
+
+// The last step of a cluster reduction: a cluster barrier that says "every block has read every
+// slot", split into its two halves. cluster_reduce arrives as soon as this block is done reading;
+// cluster_reduce_done waits, as late as possible (after the row's stores), before a slot may be
+// overwritten or the block may exit. The stores overlap the barrier instead of waiting for it.
+struct ClusterToken {
+  bool pending = false;  // arrived, not yet waited
+};
+
+__device__ __forceinline__ void cluster_reduce_done(ClusterToken& token) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (token.pending) asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
+  token.pending = false;
+}
+
+// The value every block of the cluster contributes, reduced over the cluster with `op`, returned
+// to every thread of every block. All threads of all blocks of the cluster must call it, and call
+// cluster_reduce_done(token) before the next call and before they exit.
+template <typename V, typename Op>
+__device__ __forceinline__ V cluster_reduce(V block_value, Op op, V identity, ClusterToken& token) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // Raw storage: a __shared__ variable of a class type may not have a constructor.
+  __shared__ alignas(16) unsigned char storage[2 * sizeof(V)];
+  V* slots = reinterpret_cast<V*>(storage);  // [0]: this block's value, [1]: the cluster's
+  cg::cluster_group cluster = cg::this_cluster();
+  // TODO 6 (about 10 lines; checked by [ch10_softmax][split_row]):
+  //   (a) thread 0 stores block_value in slots[0]; cluster.sync() makes every block's slot
+  //       visible to the whole cluster;
+  //   (b) warp 0 gathers them: lane r < cluster.num_blocks() reads block r's slot through
+  //       *cluster.map_shared_rank(&slots[0], r) (distributed shared memory), the other lanes
+  //       take `identity`; common::warp_reduce(value, op); thread 0 stores it in slots[1];
+  //   The code after the region makes slots[1] visible to the block and arrives at the barrier
+  //   that keeps every block's slot alive until all have read it (cluster_reduce_done waits).
+  // BEGIN TODO 6
+  if (threadIdx.x == 0) slots[0] = block_value;
+  cluster.sync();
+  if (threadIdx.x < common::kWarpSize) {
+    const unsigned rank = threadIdx.x;
+    V value = rank < cluster.num_blocks() ? *cluster.map_shared_rank(&slots[0], rank) : identity;
+    value = common::warp_reduce(value, op);
+    if (threadIdx.x == 0) slots[1] = value;
+  }
+  // END TODO 6
+  __syncthreads();
+  const V result = slots[1];
+  // No "memory" clobber: it would force the caller's register caches out to local memory. The
+  // reads of the other blocks' slots are complete (their values reached slots[1] before the
+  // __syncthreads), and .release orders them before the arrival anyway.
+  asm volatile("barrier.cluster.arrive.release.aligned;\n");
+  token.pending = true;
+  return result;
+#else
+  (void)op;
+  (void)identity;
+  (void)token;
+  return block_value;  // never reached: the launcher refuses clusters before sm_90
+#endif
+}
+
+}  // namespace softmax::detail
