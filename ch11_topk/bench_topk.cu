@@ -1,0 +1,154 @@
+// bench_topk: every version, the dispatcher, fused softmax + top-k and the CUB baseline on the
+// issue's LLM-logit shapes, fp32 and bf16, k in {1, 50, 1024}.
+//   bench_topk [--sizes=1x128256,64x128256] [--versions=split,cub] [--dtypes=fp32] [--csv]
+// GB/s counts the input read once plus the outputs written once; "vs vendor" is CUB's time
+// over ours. CUB's segmented sort does not depend on k, so it is timed once per shape.
+#include "cub_topk.h"
+#include "topk.h"
+
+#include "common/bench_table.hpp"
+#include "common/device_buffer.hpp"
+#include "common/dtype.hpp"
+#include "common/errors.hpp"
+
+#include <cuda_bf16.h>
+
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Shape {
+  int64_t M, N;
+};
+
+// Logit-like data generated on the device (the host would need seconds for 131M values):
+// a normal body of standard deviation 2 from Box-Muller over a counter hash.
+__device__ uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+template <typename T>
+__global__ void fill_logits(T* x, int64_t count, uint64_t seed) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const uint64_t h = mix(static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull + seed);
+    const float u1 = (static_cast<float>(h >> 40) + 0.5f) * 0x1p-24f;
+    const float u2 = static_cast<float>((h >> 16) & 0xFFFFFF) * 0x1p-24f;
+    const float v = 2.0f * sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
+    if constexpr (std::is_same_v<T, float>)
+      x[i] = v;
+    else
+      x[i] = __float2bfloat16_rn(v);
+  }
+}
+
+std::vector<Shape> parse_shapes(const std::vector<std::string>& sizes) {
+  std::vector<Shape> shapes;
+  for (const auto& s : sizes) {
+    const auto x = s.find('x');
+    if (x == std::string::npos) {
+      std::fprintf(stderr, "--sizes wants MxN, got '%s'\n", s.c_str());
+      std::exit(2);
+    }
+    shapes.push_back({std::stoll(s.substr(0, x)), std::stoll(s.substr(x + 1))});
+  }
+  return shapes;
+}
+
+template <typename T>
+void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
+                 const std::vector<Shape>& shapes) {
+  const std::string dtype = common::DType<T>::name;
+  if (!args.wants_dtype(dtype)) return;
+  for (const Shape& s : shapes) {
+    const int64_t M = s.M, N = s.N;
+    common::DeviceBuffer<T> x(static_cast<size_t>(M * N));
+    fill_logits<<<4096, 256>>>(x.data(), M * N, 1234);
+    CUDA_CHECK_LAUNCH();
+    const int max_k = 1024;
+    common::DeviceBuffer<T> values(static_cast<size_t>(M * max_k));
+    common::DeviceBuffer<int64_t> indices(static_cast<size_t>(M * max_k));
+    common::DeviceBuffer<float> probs(static_cast<size_t>(M * max_k));
+    common::DeviceBuffer<float> lse(static_cast<size_t>(M));
+
+    std::optional<double> cub_us;
+    std::optional<common::DeviceBuffer<unsigned char>> cub_ws;
+    size_t cub_bytes = 0;
+    if (args.wants_version("cub")) {
+      cub_bytes = cub_topk::workspace_bytes<T>(M, N);
+      cub_ws.emplace(cub_bytes);
+    }
+    for (int k : {1, 50, 1024}) {
+      if (k > N) continue;
+      const std::string shape =
+          std::to_string(M) + "x" + std::to_string(N) + " k=" + std::to_string(k);
+      const double bytes = static_cast<double>(M * N * sizeof(T)) +
+                           static_cast<double>(M * k * (sizeof(T) + sizeof(int64_t)));
+      common::DeviceBuffer<unsigned char> ws(std::max<size_t>(topk::workspace_bytes(M, N, k), 256));
+      ws.fill_bytes(0);
+
+      if (cub_ws && !cub_us) {
+        cub_us = common::time_gpu([&](cudaStream_t st) {
+                   cub_topk::topk(x.data(), M, N, k, values.data(), indices.data(), cub_ws->data(),
+                                  cub_bytes, st);
+                 }).median_us;
+      }
+      auto add = [&](const std::string& name, const std::function<void(cudaStream_t)>& launch,
+                     double moved) {
+        if (!args.wants_version(name)) return;
+        table.add({name, shape, dtype, common::time_gpu(launch), moved, cub_us});
+      };
+      for (topk::Version v : topk::kAllVersions) {
+        if (k > topk::max_k(v)) continue;
+        add(
+            topk::version_name(v),
+            [&](cudaStream_t st) {
+              topk::topk(v, x.data(), M, N, k, values.data(), indices.data(), ws.data(), st);
+            },
+            bytes);
+      }
+      add(
+          "dispatch",
+          [&](cudaStream_t st) {
+            topk::topk(x.data(), M, N, k, values.data(), indices.data(), ws.data(), st);
+          },
+          bytes);
+      add(
+          "softmax_topk",
+          [&](cudaStream_t st) {
+            topk::softmax_topk(x.data(), M, N, k, 1.0f, 0, indices.data(), probs.data(), lse.data(),
+                               ws.data(), st);
+          },
+          static_cast<double>(M * N * sizeof(T)) + static_cast<double>(M * k * 12 + M * 4));
+      if (cub_us && args.wants_version("cub")) {
+        common::Timing t;
+        t.median_us = t.min_us = t.max_us = *cub_us;
+        t.runs = 1;
+        table.add({"cub_segmented_sort", shape, dtype, t, bytes, cub_us});
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const common::BenchArgs args = common::parse_bench_args(
+      argc, argv,
+      "bench_topk: top-k over [M, N] logits.\n"
+      "  --sizes=MxN,...   default 1x128256,64x128256,1024x50257,1024x128256,4096x32000\n"
+      "  versions: thread_queue warp_merge radix_select split_row dispatch softmax_topk cub");
+  std::vector<Shape> shapes = {
+      {1, 128256}, {64, 128256}, {1024, 50257}, {1024, 128256}, {4096, 32000}};
+  if (!args.sizes.empty()) shapes = parse_shapes(args.sizes);
+  common::BenchTable table("bench_topk", args);
+  bench_dtype<float>(args, table, shapes);
+  bench_dtype<__nv_bfloat16>(args, table, shapes);
+  return 0;
+}

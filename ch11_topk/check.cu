@@ -1,0 +1,213 @@
+#include "check.h"
+
+#include "common/device_buffer.hpp"
+#include "common/dtype.hpp"
+#include "common/errors.hpp"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <type_traits>
+
+namespace topk_check {
+namespace {
+
+std::string shape(int64_t M, int64_t N, int k) {
+  std::ostringstream s;
+  s << "[M=" << M << ", N=" << N << ", k=" << k << "] ";
+  return s.str();
+}
+
+// splitmix64 finalizer: the same integer arithmetic on host and device.
+__host__ __device__ inline float hashed_uniform(uint64_t i, uint64_t seed) {
+  uint64_t z = i + seed * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  const float unit = static_cast<float>(z >> 40) * 0x1p-24f;  // exact: 24 bits
+  return 16.0f * unit - 8.0f;                                 // 16 * unit is exact too
+}
+
+template <typename T>
+__global__ void fill_hashed_kernel(T* x, int64_t count, uint64_t seed) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    if constexpr (std::is_same_v<T, float>)
+      x[i] = hashed_uniform(static_cast<uint64_t>(i), seed);
+    else if constexpr (std::is_same_v<T, __half>)
+      x[i] = __float2half_rn(hashed_uniform(static_cast<uint64_t>(i), seed));
+    else
+      x[i] = __float2bfloat16_rn(hashed_uniform(static_cast<uint64_t>(i), seed));
+  }
+}
+
+}  // namespace
+
+void* workspace(size_t bytes) {
+  static common::DeviceBuffer<unsigned char> buffer;
+  if (buffer.size() < bytes || buffer.size() == 0)
+    buffer = common::DeviceBuffer<unsigned char>(std::max<size_t>(bytes, 256));
+  if (bytes > 0) CUDA_CHECK(cudaMemsetAsync(buffer.data(), 0, bytes, nullptr));
+  return buffer.data();
+}
+
+template <typename T>
+common::CheckResult check_topk(const TopKLauncher<T>& launch, const std::vector<T>& x, int64_t M,
+                               int64_t N, int k, size_t misalign, const cpu_ref::TopK* expected) {
+  common::GuardedBuffer<T> input(x.size(), misalign);
+  input.upload(x);
+  const size_t outputs = static_cast<size_t>(M) * static_cast<size_t>(k);
+  common::GuardedBuffer<T> values(outputs);
+  common::GuardedBuffer<int64_t> indices(outputs);
+  values.poison();
+  indices.poison();
+  launch(input.data(), M, N, k, values.data(), indices.data(), nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+
+  cpu_ref::TopK computed;
+  if (expected == nullptr) {
+    computed = cpu_ref::topk(x, M, N, k);
+    expected = &computed;
+  }
+  const std::string where = shape(M, N, k);
+  common::CheckResult result =
+      common::check_indices(indices.download(), expected->indices, where + "indices");
+  result.and_then(common::check_close(values.download(), expected->values, 0.0, 0.0,
+                                      where + "values (copies of input elements: exact)"));
+  result.and_then(common::check_guards(values, where + "values"));
+  result.and_then(common::check_guards(indices, where + "indices"));
+  result.and_then(common::check_guards(input, where + "input (written by the kernel)"));
+  return result;
+}
+
+template <typename T>
+common::CheckResult check_softmax_topk(const SoftmaxTopKLauncher<T>& launch,
+                                       const std::vector<T>& x, int64_t M, int64_t N, int k,
+                                       float temperature, bool with_lse, size_t misalign) {
+  common::GuardedBuffer<T> input(x.size(), misalign);
+  input.upload(x);
+  const size_t outputs = static_cast<size_t>(M) * static_cast<size_t>(k);
+  common::GuardedBuffer<int64_t> indices(outputs);
+  common::GuardedBuffer<float> probs(outputs);
+  common::GuardedBuffer<float> lse(static_cast<size_t>(M));
+  indices.poison();
+  probs.poison();
+  lse.poison();
+  launch(input.data(), M, N, k, temperature, indices.data(), probs.data(),
+         with_lse ? lse.data() : nullptr, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+
+  const cpu_ref::SoftmaxTopK expected = cpu_ref::softmax_topk(x, M, N, k, temperature);
+  const std::string where = shape(M, N, k);
+  common::CheckResult result =
+      common::check_indices(indices.download(), expected.indices, where + "indices");
+  result.and_then(
+      common::check_close(probs.download(), expected.probs, kProbAtol, kProbRtol, where + "probs"));
+  if (with_lse) {
+    // lse = m + log(l): the relative error of l becomes an absolute error of about the same size.
+    result.and_then(
+        common::check_close(lse.download(), expected.lse, 2 * kProbRtol, 1e-6, where + "lse"));
+  } else {
+    for (const float& v : lse.download())
+      if (!common::is_poison(v)) {
+        result.and_then(
+            common::CheckResult::fail(where + "lse was written although it was not asked for"));
+        break;
+      }
+  }
+  result.and_then(common::check_guards(indices, where + "indices"));
+  result.and_then(common::check_guards(probs, where + "probs"));
+  result.and_then(common::check_guards(lse, where + "lse"));
+  return result;
+}
+
+template <typename T>
+common::CheckResult check_same_as(const TopKLauncher<T>& launch,
+                                  const TopKLauncher<T>& reference_launch, const std::vector<T>& x,
+                                  int64_t M, int64_t N, int k) {
+  common::DeviceBuffer<T> input(x);
+  const size_t outputs = static_cast<size_t>(M) * static_cast<size_t>(k);
+  common::GuardedBuffer<T> values(outputs), ref_values(outputs);
+  common::GuardedBuffer<int64_t> indices(outputs), ref_indices(outputs);
+  values.poison();
+  indices.poison();
+  ref_values.poison();
+  ref_indices.poison();
+  launch(input.data(), M, N, k, values.data(), indices.data(), nullptr);
+  reference_launch(input.data(), M, N, k, ref_values.data(), ref_indices.data(), nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::string where = shape(M, N, k);
+  const std::vector<int64_t> want_indices = ref_indices.download();
+  std::vector<double> want_values;
+  for (const T& v : ref_values.download())
+    want_values.push_back(common::to_float(v));
+  common::CheckResult result = common::check_indices(indices.download(), want_indices,
+                                                     where + "indices vs the CUB baseline");
+  result.and_then(common::check_close(values.download(), want_values, 0.0, 0.0,
+                                      where + "values vs the CUB baseline"));
+  result.and_then(common::check_guards(values, where + "values"));
+  result.and_then(common::check_guards(indices, where + "indices"));
+  return result;
+}
+
+template <typename T>
+common::CheckResult check_topk_hashed(const TopKLauncher<T>& launch, int64_t M, int64_t N, int k,
+                                      uint64_t seed, const std::vector<int64_t>& rows) {
+  common::DeviceBuffer<T> input(static_cast<size_t>(M) * static_cast<size_t>(N));
+  fill_hashed_kernel<<<4096, 256>>>(input.data(), M * N, seed);
+  CUDA_CHECK_LAUNCH();
+  const size_t outputs = static_cast<size_t>(M) * static_cast<size_t>(k);
+  common::GuardedBuffer<T> values(outputs);
+  common::GuardedBuffer<int64_t> indices(outputs);
+  values.poison();
+  indices.poison();
+  launch(input.data(), M, N, k, values.data(), indices.data(), nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+
+  const std::string where = shape(M, N, k);
+  const std::vector<T> got_values = values.download();
+  const std::vector<int64_t> got_indices = indices.download();
+  common::CheckResult result;
+  if (common::first_unwritten(got_indices) >= 0)
+    result.and_then(common::CheckResult::fail(where + "index slot " +
+                                              std::to_string(common::first_unwritten(got_indices)) +
+                                              " was never written"));
+  for (int64_t r : rows) {
+    std::vector<T> row(static_cast<size_t>(N));
+    for (int64_t i = 0; i < N; ++i)
+      row[static_cast<size_t>(i)] =
+          common::from_float<T>(hashed_uniform(static_cast<uint64_t>(r * N + i), seed));
+    const cpu_ref::TopK expected = cpu_ref::topk(row, 1, N, k);
+    const auto first = static_cast<size_t>(r * k);
+    const std::vector<int64_t> row_indices(got_indices.begin() + first,
+                                           got_indices.begin() + first + k);
+    const std::vector<T> row_values(got_values.begin() + first, got_values.begin() + first + k);
+    const std::string row_name = where + "row " + std::to_string(r) + " ";
+    result.and_then(common::check_indices(row_indices, expected.indices, row_name + "indices"));
+    result.and_then(
+        common::check_close(row_values, expected.values, 0.0, 0.0, row_name + "values"));
+  }
+  result.and_then(common::check_guards(values, where + "values"));
+  result.and_then(common::check_guards(indices, where + "indices"));
+  return result;
+}
+
+#define TOPK_CHECK_INSTANTIATE(T)                                                                 \
+  template common::CheckResult check_topk(const TopKLauncher<T>&, const std::vector<T>&, int64_t, \
+                                          int64_t, int, size_t, const cpu_ref::TopK*);            \
+  template common::CheckResult check_softmax_topk(const SoftmaxTopKLauncher<T>&,                  \
+                                                  const std::vector<T>&, int64_t, int64_t, int,   \
+                                                  float, bool, size_t);                           \
+  template common::CheckResult check_same_as(const TopKLauncher<T>&, const TopKLauncher<T>&,      \
+                                             const std::vector<T>&, int64_t, int64_t, int);       \
+  template common::CheckResult check_topk_hashed(const TopKLauncher<T>&, int64_t, int64_t, int,   \
+                                                 uint64_t, const std::vector<int64_t>&);
+TOPK_CHECK_INSTANTIATE(float)
+TOPK_CHECK_INSTANTIATE(__half)
+TOPK_CHECK_INSTANTIATE(__nv_bfloat16)
+#undef TOPK_CHECK_INSTANTIATE
+
+}  // namespace topk_check

@@ -1,0 +1,82 @@
+// The checker must reject each deliberately wrong kernel and accept the flawless one.
+#include "check.h"
+#include "wrong_kernels.h"
+
+#include "common/catch_compat.hpp"
+#include "common/data_gen.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace {
+
+using wrong_kernels::Flaw;
+using wrong_kernels::SoftmaxFlaw;
+
+// Rows of values in {0, 1, 2, 3} (the top k are all ties), the row's largest value in its last
+// column (the tail), and a NaN in row 0: every flaw shows.
+std::vector<float> flaw_revealing_input(int64_t M, int64_t N) {
+  std::vector<float> x = common::gen::ties(static_cast<size_t>(M * N), 11, 4);
+  for (int64_t r = 0; r < M; ++r)
+    x[static_cast<size_t>(r * N + N - 1)] = 10.0f;
+  x[5] = std::numeric_limits<float>::quiet_NaN();
+  return x;
+}
+
+topk_check::TopKLauncher<float> launcher(Flaw flaw) {
+  return [flaw](const float* x, int64_t M, int64_t N, int k, float* values, int64_t* indices,
+                cudaStream_t stream) {
+    wrong_kernels::topk(flaw, x, M, N, k, values, indices, stream);
+  };
+}
+
+topk_check::SoftmaxTopKLauncher<float> softmax_launcher(SoftmaxFlaw flaw) {
+  return [flaw](const float* x, int64_t M, int64_t N, int k, float temperature, int64_t* indices,
+                float* probs, float* lse, cudaStream_t stream) {
+    wrong_kernels::softmax_topk(flaw, x, M, N, k, temperature, indices, probs, lse, stream);
+  };
+}
+
+}  // namespace
+
+TEST_CASE("the checker accepts a correct top-k", "[checker]") {
+  const int64_t M = 3, N = 300;
+  REQUIRE_CHECK(topk_check::check_topk(launcher(Flaw::None), flaw_revealing_input(M, N), M, N, 20));
+}
+
+TEST_CASE("the checker rejects each wrong top-k", "[checker]") {
+  const int64_t M = 3, N = 300;
+  const std::vector<float> x = flaw_revealing_input(M, N);
+  for (Flaw flaw : wrong_kernels::kAllFlaws) {
+    INFO("wrong kernel: " << wrong_kernels::flaw_name(flaw));
+    const common::CheckResult result = topk_check::check_topk(launcher(flaw), x, M, N, 20);
+    INFO("checker said: " << result.message);
+    CHECK_FALSE(result.ok);
+  }
+}
+
+// Row 0: ordinary logits (a wrong normalization or temperature shows); row 1: one logit of 1000,
+// so that exp without subtracting the maximum overflows.
+std::vector<float> softmax_revealing_input(int64_t N) {
+  std::vector<float> x = common::gen::logits(static_cast<size_t>(2 * N), 12);
+  x[static_cast<size_t>(N + 7)] = 1000.0f;
+  return x;
+}
+
+TEST_CASE("the checker accepts a correct softmax + top-k", "[checker]") {
+  const int64_t N = 500;
+  REQUIRE_CHECK(topk_check::check_softmax_topk(softmax_launcher(SoftmaxFlaw::None),
+                                               softmax_revealing_input(N), 2, N, 16, 2.0f, true));
+}
+
+TEST_CASE("the checker rejects each wrong softmax + top-k", "[checker]") {
+  const int64_t N = 500;
+  const std::vector<float> x = softmax_revealing_input(N);
+  for (SoftmaxFlaw flaw : wrong_kernels::kAllSoftmaxFlaws) {
+    INFO("wrong kernel: " << wrong_kernels::flaw_name(flaw));
+    const common::CheckResult result =
+        topk_check::check_softmax_topk(softmax_launcher(flaw), x, 2, N, 16, 2.0f, true);
+    INFO("checker said: " << result.message);
+    CHECK_FALSE(result.ok);
+  }
+}

@@ -1,0 +1,388 @@
+// GPU tests of the chapter's kernels, built twice: against the skeleton (the student's build)
+// and against the solution. One TEST_CASE per TODO; each names the TODO to fill.
+#include "check.h"
+#include "cub_topk.h"
+#include "topk.h"
+
+#include "common/catch_compat.hpp"
+#include "common/data_gen.hpp"
+#include "common/device_buffer.hpp"
+#include "common/dtype.hpp"
+#include "common/errors.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// What a test row looks like.
+enum class Data {
+  Logits,       // normal body, heavy right tail
+  Normal,       // plain normal
+  Ties,         // values in {0..3}: ties straddle the k-th place
+  AllEqual,     // one value everywhere
+  MaskedInf,    // logits with a third of the vocabulary at -inf
+  MaskedRows,   // logits, but every other row entirely -inf
+  NaNs,         // logits with a few NaNs of both signs
+  SignedZeros,  // {+0.0, -0.0, -1, -2}: the top k are tied zeros of both signs
+  PlusInf,      // logits with a few +inf
+};
+
+const char* data_name(Data d) {
+  switch (d) {
+    case Data::Logits:
+      return "logits";
+    case Data::Normal:
+      return "normal";
+    case Data::Ties:
+      return "ties";
+    case Data::AllEqual:
+      return "all equal";
+    case Data::MaskedInf:
+      return "masked -inf";
+    case Data::MaskedRows:
+      return "masked rows";
+    case Data::NaNs:
+      return "NaNs";
+    case Data::SignedZeros:
+      return "signed zeros";
+    case Data::PlusInf:
+      return "+inf";
+  }
+  return "?";
+}
+
+std::vector<float> make_data(Data d, int64_t M, int64_t N, uint64_t seed) {
+  const size_t n = static_cast<size_t>(M * N);
+  std::vector<float> x;
+  switch (d) {
+    case Data::Logits:
+      return common::gen::logits(n, seed);
+    case Data::Normal:
+      return common::gen::normal(n, seed);
+    case Data::Ties:
+      return common::gen::ties(n, seed, 4);
+    case Data::AllEqual:
+      return std::vector<float>(n, 1.5f);
+    case Data::MaskedInf:
+      x = common::gen::logits(n, seed);
+      common::gen::sprinkle(x, -kInf, n / 3, seed + 1);
+      return x;
+    case Data::MaskedRows:
+      x = common::gen::logits(n, seed);
+      for (int64_t r = 1; r < M; r += 2)
+        for (int64_t i = 0; i < N; ++i)
+          x[static_cast<size_t>(r * N + i)] = -kInf;
+      return x;
+    case Data::NaNs:
+      x = common::gen::logits(n, seed);
+      common::gen::sprinkle(x, kNaN, n / 1000 + 2, seed + 1);
+      common::gen::sprinkle(x, -kNaN, 2, seed + 2);
+      return x;
+    case Data::SignedZeros:
+      x = common::gen::ties(n, seed, 3);
+      for (size_t i = 0; i < n; ++i)
+        x[i] = x[i] == 0.0f ? (i % 2 ? -0.0f : 0.0f) : -x[i];
+      return x;
+    case Data::PlusInf:
+      x = common::gen::logits(n, seed);
+      common::gen::sprinkle(x, kInf, 3, seed + 1);
+      return x;
+  }
+  return x;
+}
+
+struct Case {
+  int64_t M, N;
+  int k;
+  Data data;
+  size_t misalign = 0;
+  int chunks = 0;  // split-row tests only
+};
+
+template <typename T>
+using Launcher = topk_check::TopKLauncher<T>;
+
+template <typename T>
+Launcher<T> version_launcher(topk::Version v) {
+  return [v](const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
+             cudaStream_t stream) {
+    void* ws = topk_check::workspace(topk::workspace_bytes(M, N, k));
+    topk::topk(v, x, M, N, k, values, indices, ws, stream);
+  };
+}
+
+template <typename T>
+Launcher<T> split_launcher(int chunks) {
+  return [chunks](const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
+                  cudaStream_t stream) {
+    void* ws = topk_check::workspace(topk::workspace_bytes(M, N, k, chunks));
+    topk::topk_filtered(x, M, N, k, chunks, values, indices, ws, stream);
+  };
+}
+
+template <typename T>
+Launcher<T> dispatch_launcher() {
+  return [](const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
+            cudaStream_t stream) {
+    void* ws = topk_check::workspace(topk::workspace_bytes(M, N, k));
+    topk::topk(x, M, N, k, values, indices, ws, stream);
+  };
+}
+
+template <typename T>
+Launcher<T> cub_launcher() {
+  return [](const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
+            cudaStream_t stream) {
+    // CUB's scratch is its own: sharing the top-k workspace would overwrite its counters.
+    static common::DeviceBuffer<unsigned char> scratch;
+    const size_t bytes = cub_topk::workspace_bytes<T>(M, N);
+    if (scratch.size() < bytes) scratch = common::DeviceBuffer<unsigned char>(bytes);
+    cub_topk::topk(x, M, N, k, values, indices, scratch.data(), bytes, stream);
+  };
+}
+
+template <typename T>
+void run_cases(const std::vector<Case>& cases, Launcher<T> (*make)(const Case&)) {
+  uint64_t seed = 100;
+  for (const Case& c : cases) {
+    INFO(common::DType<T>::name << " M=" << c.M << " N=" << c.N << " k=" << c.k
+                                << " data=" << data_name(c.data) << " misalign=" << c.misalign
+                                << " chunks=" << c.chunks);
+    const std::vector<T> x = common::convert<T>(make_data(c.data, c.M, c.N, ++seed));
+    REQUIRE_CHECK(topk_check::check_topk(make(c), x, c.M, c.N, c.k, c.misalign));
+  }
+}
+
+template <typename... Ts>
+struct TypeList {};
+using AllTypes = TypeList<float, __half, __nv_bfloat16>;
+
+template <typename... Ts>
+void run_all_types(TypeList<Ts...>, const std::vector<Case>& cases,
+                   Launcher<float> (*f)(const Case&), Launcher<__half> (*h)(const Case&),
+                   Launcher<__nv_bfloat16> (*b)(const Case&)) {
+  run_cases<float>(cases, f);
+  run_cases<__half>(cases, h);
+  run_cases<__nv_bfloat16>(cases, b);
+}
+
+template <typename T>
+Launcher<T> thread_queue_for(const Case&) {
+  return version_launcher<T>(topk::Version::ThreadQueue);
+}
+template <typename T>
+Launcher<T> warp_merge_for(const Case&) {
+  return version_launcher<T>(topk::Version::WarpMerge);
+}
+template <typename T>
+Launcher<T> radix_select_for(const Case&) {
+  return version_launcher<T>(topk::Version::RadixSelect);
+}
+template <typename T>
+Launcher<T> split_for(const Case& c) {
+  return c.chunks > 0 ? split_launcher<T>(c.chunks) : version_launcher<T>(topk::Version::SplitRow);
+}
+template <typename T>
+Launcher<T> dispatch_for(const Case&) {
+  return dispatch_launcher<T>();
+}
+
+#define RUN_ALL_TYPES(cases, maker) \
+  run_all_types(AllTypes{}, cases, &maker<float>, &maker<__half>, &maker<__nv_bfloat16>)
+
+}  // namespace
+
+TEST_CASE("version 1: per-thread queues", "[ch11_topk][thread_queue]") {
+  INFO("fill TODO 1 in ch11_topk/thread_queue.cu");
+  const std::vector<Case> cases = {{1, 1, 1, Data::Logits},         {7, 17, 17, Data::Ties},
+                                   {7, 17, 2, Data::NaNs},          {7, 1024, 31, Data::Logits},
+                                   {1, 32000, 32, Data::Normal, 1}, {7, 1024, 32, Data::Ties},
+                                   {3, 1024, 1, Data::MaskedInf},   {7, 1024, 8, Data::SignedZeros},
+                                   {7, 1024, 5, Data::AllEqual},    {2, 50257, 2, Data::Logits, 3}};
+  RUN_ALL_TYPES(cases, thread_queue_for);
+}
+
+TEST_CASE("version 2: warp-level bitonic merging", "[ch11_topk][warp_merge]") {
+  INFO("fill TODO 2 in ch11_topk/warp_merge.cu");
+  const std::vector<Case> cases = {
+      {1, 1, 1, Data::Logits},         {7, 17, 17, Data::Ties},         {7, 1024, 33, Data::Logits},
+      {7, 1024, 256, Data::Ties},      {1, 32000, 50, Data::Logits, 2}, {7, 1024, 64, Data::NaNs},
+      {3, 1024, 256, Data::AllEqual},  {7, 2000, 128, Data::MaskedInf}, {2, 256, 256, Data::Normal},
+      {3, 1000, 31, Data::SignedZeros}};
+  RUN_ALL_TYPES(cases, warp_merge_for);
+}
+
+TEST_CASE("version 3: radix select behind a threshold filter", "[ch11_topk][radix_select]") {
+  INFO("fill TODO 3 in ch11_topk/radix_select.cuh");
+  const std::vector<Case> cases = {
+      {1, 1, 1, Data::Logits},        {7, 17, 17, Data::Ties},
+      {7, 1024, 1024, Data::Ties},    {7, 32000, 1000, Data::Logits},
+      {3, 32000, 1024, Data::Normal}, {1, 50257, 50, Data::Logits, 3},
+      {3, 128256, 256, Data::Ties},   {2, 151936, 1024, Data::AllEqual},
+      {2, 256000, 50, Data::NaNs},    {7, 1024, 33, Data::MaskedInf},
+      {1024, 1024, 50, Data::Logits}, {5, 5000, 1000, Data::SignedZeros},
+      {7, 4099, 2, Data::Normal, 5}};
+  RUN_ALL_TYPES(cases, radix_select_for);
+}
+
+TEST_CASE("version 4: rows split across blocks", "[ch11_topk][split_row]") {
+  INFO("fill TODO 4 in ch11_topk/filter_topk.cu (it needs TODO 3)");
+  const std::vector<Case> cases = {
+      {1, 128256, 50, Data::Logits, 0, 16},   {1, 256000, 1024, Data::Normal, 0, 64},
+      {7, 32000, 1000, Data::Ties, 0, 7},     {1, 17, 2, Data::Logits, 0, 4},
+      {3, 50257, 256, Data::NaNs, 1, 5},      {1, 151936, 1, Data::AllEqual, 0, 20},
+      {1, 128256, 50, Data::Logits, 0, 0},    {64, 32000, 32, Data::MaskedInf, 2, 0},
+      {2, 32000, 33, Data::SignedZeros, 0, 3}};
+  RUN_ALL_TYPES(cases, split_for);
+
+  // The workspace is zero-filled once; every launch must hand its counters back at zero, or the
+  // next launch merges too early. Here the checked launch is the third on the same workspace.
+  const int64_t M = 3, N = 40000;
+  const int k = 50, chunks = 6;
+  common::DeviceBuffer<unsigned char> ws(topk::workspace_bytes(M, N, k, chunks));
+  ws.fill_bytes(0);
+  auto reused = [&](const float* x, int64_t m, int64_t n, int kk, float* values, int64_t* indices,
+                    cudaStream_t stream) {
+    for (int launch = 0; launch < 3; ++launch) {
+      // Poison again, so that a launch that never merges cannot pass on its predecessor's output.
+      const size_t slots = static_cast<size_t>(m) * static_cast<size_t>(kk);
+      CUDA_CHECK(cudaMemsetAsync(values, common::kPoisonByte, slots * sizeof(float), stream));
+      CUDA_CHECK(cudaMemsetAsync(indices, common::kPoisonByte, slots * sizeof(int64_t), stream));
+      topk::topk_filtered(x, m, n, kk, chunks, values, indices, ws.data(), stream);
+    }
+  };
+  INFO("three launches on one workspace");
+  REQUIRE_CHECK(topk_check::check_topk<float>(reused, make_data(Data::Logits, M, N, 77), M, N, k));
+}
+
+namespace {
+
+struct SoftmaxCase {
+  int64_t M, N;
+  int k;
+  Data data;
+  float temperature;
+  int chunks;
+  bool with_lse;
+  size_t misalign = 0;
+};
+
+template <typename T>
+void run_softmax_cases(const std::vector<SoftmaxCase>& cases) {
+  uint64_t seed = 500;
+  for (const SoftmaxCase& c : cases) {
+    INFO(common::DType<T>::name << " M=" << c.M << " N=" << c.N << " k=" << c.k
+                                << " data=" << data_name(c.data) << " T=" << c.temperature
+                                << " chunks=" << c.chunks << " lse=" << c.with_lse);
+    const std::vector<T> x = common::convert<T>(make_data(c.data, c.M, c.N, ++seed));
+    const int chunks = c.chunks;
+    auto launch = [chunks](const T* in, int64_t M, int64_t N, int k, float temperature,
+                           int64_t* indices, float* probs, float* lse, cudaStream_t stream) {
+      void* ws = topk_check::workspace(topk::workspace_bytes(M, N, k, chunks));
+      topk::softmax_topk(in, M, N, k, temperature, chunks, indices, probs, lse, ws, stream);
+    };
+    REQUIRE_CHECK(topk_check::check_softmax_topk<T>(launch, x, c.M, c.N, c.k, c.temperature,
+                                                    c.with_lse, c.misalign));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("version 5: fused softmax + top-k", "[ch11_topk][softmax_topk]") {
+  INFO("fill TODO 5 in ch11_topk/filter_topk.cu (it needs TODO 3; split rows need TODO 4)");
+  const std::vector<SoftmaxCase> cases = {{7, 1024, 50, Data::Logits, 1.0f, 1, true},
+                                          {1, 128256, 50, Data::Logits, 0.7f, 0, true, 1},
+                                          {3, 50257, 1024, Data::Normal, 1.5f, 9, true},
+                                          {7, 17, 17, Data::MaskedInf, 1.0f, 1, false},
+                                          {4, 2000, 32, Data::MaskedRows, 1.0f, 3, true},
+                                          {2, 32000, 32, Data::NaNs, 1.0f, 1, true},
+                                          {2, 32000, 2, Data::PlusInf, 2.0f, 4, true},
+                                          {1024, 1024, 1, Data::Logits, 1.0f, 0, true},
+                                          {1, 151936, 256, Data::Ties, 1.0f, 0, false}};
+  run_softmax_cases<float>(cases);
+  run_softmax_cases<__half>(cases);
+  run_softmax_cases<__nv_bfloat16>(cases);
+}
+
+TEST_CASE("version 6: the dispatcher", "[ch11_topk][dispatch]") {
+  INFO("fill TODO 6 in ch11_topk/dispatch.cu (the dispatcher runs the other versions)");
+  SECTION("the issue's row lengths and k, against the CPU reference") {
+    std::vector<Case> cases;
+    const int64_t lengths[] = {1, 17, 1024, 32000, 50257, 128256, 151936, 256000};
+    const int ks[] = {1, 2, 31, 32, 33, 50, 256, 1000, 1024};
+    const Data kRotation[] = {Data::Logits, Data::Ties, Data::NaNs};
+    int i = 0;
+    for (int64_t N : lengths) {
+      for (int k : ks) {
+        if (k > N) continue;
+        // Every (N, k) once, rotating through M, data and alignment instead of their product.
+        const int64_t M = (i % 3 == 2) ? 7 : 1;
+        const Data data = kRotation[i % 3];
+        cases.push_back({M, N, k, data, static_cast<size_t>(i % 4)});
+        ++i;
+      }
+      if (N >= 17)
+        cases.push_back({2, N, static_cast<int>(std::min<int64_t>(N, 1024)),
+                         Data::Normal});  // k = N, or k = 1024
+    }
+    cases.push_back({1024, 32000, 50, Data::Logits});
+    cases.push_back({1024, 1024, 1024, Data::Ties});
+    cases.push_back({1024, 17, 3, Data::NaNs});
+    RUN_ALL_TYPES(cases, dispatch_for);
+  }
+  SECTION("the CUB baseline agrees (second reference)") {
+    const std::vector<float> x = make_data(Data::Logits, 7, 50257, 900);
+    for (int k : {1, 50, 1024}) {
+      INFO("fp32 k=" << k);
+      REQUIRE_CHECK(topk_check::check_same_as<float>(dispatch_launcher<float>(),
+                                                     cub_launcher<float>(), x, 7, 50257, k));
+    }
+    const std::vector<float> ties = make_data(Data::Ties, 3, 128256, 901);
+    INFO("fp16 / bf16, ties");
+    REQUIRE_CHECK(topk_check::check_same_as<__half>(dispatch_launcher<__half>(),
+                                                    cub_launcher<__half>(),
+                                                    common::convert<__half>(ties), 3, 128256, 256));
+    REQUIRE_CHECK(topk_check::check_same_as<__nv_bfloat16>(
+        dispatch_launcher<__nv_bfloat16>(), cub_launcher<__nv_bfloat16>(),
+        common::convert<__nv_bfloat16>(make_data(Data::Logits, 64, 32000, 902)), 64, 32000, 50));
+  }
+  SECTION("the CUB baseline itself against the CPU reference") {
+    const std::vector<float> x = make_data(Data::Ties, 7, 1024, 903);
+    REQUIRE_CHECK(topk_check::check_topk<float>(cub_launcher<float>(), x, 7, 1024, 100));
+  }
+}
+
+TEST_CASE("bad arguments are reported", "[ch11_topk][arguments]") {
+  float* x = nullptr;
+  int64_t* indices = nullptr;
+  float* values = nullptr;
+  // k > N, k < 1 and k above a version's limit are errors, whatever the pointers.
+  REQUIRE_THROWS_AS(topk::topk(x, 1, 10, 11, values, indices, nullptr), std::invalid_argument);
+  REQUIRE_THROWS_AS(topk::topk(x, 1, 10, 0, values, indices, nullptr), std::invalid_argument);
+  REQUIRE_THROWS_AS(topk::topk(x, 1, 2000, 1025, values, indices, nullptr), std::invalid_argument);
+  REQUIRE_THROWS_AS(topk::topk(topk::Version::ThreadQueue, x, 1, 100, 33, values, indices, nullptr),
+                    std::invalid_argument);
+  REQUIRE_THROWS_AS(topk::topk(topk::Version::WarpMerge, x, 1, 1000, 257, values, indices, nullptr),
+                    std::invalid_argument);
+  REQUIRE_THROWS_AS(topk::topk(x, -1, 10, 1, values, indices, nullptr), std::invalid_argument);
+  REQUIRE_THROWS_AS(topk::softmax_topk(x, 1, 10, 1, 0.0f, 1, indices, values, nullptr, nullptr),
+                    std::invalid_argument);
+  // M = 0 is a valid, empty problem.
+  REQUIRE_NOTHROW(topk::topk_filtered(x, 0, 10, 1, 1, values, indices, nullptr));
+}
+
+TEST_CASE("M * N > 2^31: bf16 logits of 16777 x 128256", "[ch11_topk][dispatch][large]") {
+  INFO("fill TODO 6 in ch11_topk/dispatch.cu (and the TODOs of the version it picks)");
+  const int64_t M = 16777, N = 128256;  // 2.15e9 elements, 4.3 GB
+  auto launch = dispatch_launcher<__nv_bfloat16>();
+  REQUIRE_CHECK(topk_check::check_topk_hashed<__nv_bfloat16>(launch, M, N, 50, 77,
+                                                             {0, 1, 8191, 16744, M - 1}));
+}

@@ -1,0 +1,89 @@
+// Chapter 11, top-k and fused softmax + top-k: the host API. The skeleton (ch11_topk/*.cu) and the
+// solution (solutions/ch11_topk/*.cu) implement exactly this header.
+//
+// Per row of a row-major [M, N] matrix x, the k largest values and their column indices, sorted
+// descending. The order is total and deterministic:
+//   - ties are broken by the lower index;
+//   - NaN (any sign, any payload) counts as larger than +inf, as in torch.topk; NaNs tie with
+//     each other, so the lowest-index NaN comes first;
+//   - -0.0 and +0.0 are equal (a tie, lower index first); `values` holds the input's own bits.
+// All pointers are device pointers: values and indices are [M, k] row-major. 1 <= k <= N (and
+// k <= max_k(version)); N < 2^31; M >= 0 (M = 0 does nothing); M * N may exceed 2^31. Pointers
+// may have any element alignment. Calls validate their arguments (std::invalid_argument) and
+// check their launches (common::CudaError).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace topk {
+
+// The chapter's progression; each version is one TODO.
+enum class Version {
+  ThreadQueue = 1,  // 1. each thread keeps a sorted queue in registers; block merge (k <= 32)
+  WarpMerge,        // 2. warp-wide bitonic queues behind a running threshold (k <= 256)
+  RadixSelect,      // 3. threshold filter into shared memory + radix select on chip, block per row
+  SplitRow,         // 4. version 3 with each row split across blocks, then a merge (small M)
+};
+constexpr Version kAllVersions[] = {Version::ThreadQueue, Version::WarpMerge, Version::RadixSelect,
+                                    Version::SplitRow};
+const char* version_name(Version v);
+int max_k(Version v);  // the largest k a version supports (1024 for the final paths)
+constexpr int kMaxK = 1024;
+
+// How the dispatcher runs a problem: a version and, for SplitRow, the blocks per row.
+struct Plan {
+  Version version;
+  int chunks;
+};
+// TODO 6 (dispatch.cu): the dispatcher's choice for an [M, N] problem of `elem_bytes`-byte
+// elements.
+Plan choose_plan(int64_t M, int64_t N, int k, int elem_bytes);
+// Blocks per row that fill the GPU for M rows without making chunks too short to filter.
+int split_chunks(int64_t M, int64_t N, int k);
+
+// Scratch memory for `chunks` blocks per row (0: the count split_chunks chooses). Allocate it
+// once, zero-filled: it holds per-row counters that every launch returns to zero. Reuse it for
+// calls of the same M, k and chunks, one call at a time; zero it again before a call with another
+// shape (that call's counters may lie where the previous layout kept candidates).
+size_t workspace_bytes(int64_t M, int64_t N, int k, int chunks = 0);
+
+// One version. SplitRow uses split_chunks(M, N, k) blocks per row.
+template <typename T>
+void topk(Version v, const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
+          void* workspace, cudaStream_t stream = nullptr);
+
+// Versions 3 and 4 with an explicit number of blocks per row (1: RadixSelect).
+template <typename T>
+void topk_filtered(const T* x, int64_t M, int64_t N, int k, int chunks, T* values, int64_t* indices,
+                   void* workspace, cudaStream_t stream = nullptr);
+
+// The dispatcher: the plan choose_plan picks. workspace: workspace_bytes(M, N, k).
+template <typename T>
+void topk(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices, void* workspace,
+          cudaStream_t stream = nullptr);
+
+// Fused softmax + top-k (version 5): one read of the logits. For each row, with y = x /
+// temperature, m = max y and l = sum exp(y - m): indices of the k largest x (same order as topk)
+// and probs = exp(y_i - m) / l, normalized over the whole row; lse (optional, nullptr to skip, [M])
+// = m + log(l). The softmax itself is never written. temperature > 0. A row holding NaN or +inf
+// gets NaN probabilities and lse (as torch.softmax); a row of only -inf gets NaN probabilities and
+// lse = -inf. chunks: blocks per row, 0 = split_chunks(M, N, k).
+template <typename T>
+void softmax_topk(const T* x, int64_t M, int64_t N, int k, float temperature, int chunks,
+                  int64_t* indices, float* probs, float* lse, void* workspace,
+                  cudaStream_t stream = nullptr);
+
+// The launchers of versions 1 and 2 (called by topk(Version, ...)).
+template <typename T>
+void topk_thread_queue(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
+                       cudaStream_t stream);
+template <typename T>
+void topk_warp_merge(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
+                     cudaStream_t stream);
+
+}  // namespace topk

@@ -1,0 +1,216 @@
+// What every top-k kernel of the chapter shares: order-preserving keys, the 64-bit composite
+// (key, index) that makes the order total, the bitonic sort of a shared-memory array, the output
+// gather, and the host-side argument checks.
+//
+// Order-preserving key: an unsigned integer whose unsigned order is the float order. For a
+// non-negative float, setting the sign bit puts it above every negative one; for a negative
+// float, flipping all bits reverses the order of the magnitudes. Two fixes make the order total
+// and match the chapter's rules: every NaN becomes the largest key (0xFFFF...), and -0.0 becomes
+// +0.0. fp16 and bf16 keep their sign bit on top too, so the same two lines work on 16 bits.
+//
+// Composite: (key << 32) | (0xFFFFFFFF - index). Larger composite = earlier in the output:
+// larger key first, and for equal keys the lower index (its complement is larger). All
+// composites of a row are distinct, so "the k largest composites" is exactly the answer, ties
+// included. The value 0 is never a composite (it would need index 2^32 - 1) and marks empty slots.
+#pragma once
+
+#include "common/block_reduce.cuh"
+#include "common/errors.hpp"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <string>
+
+namespace topk::detail {
+
+constexpr uint64_t kEmptySlot = 0;
+
+template <typename T>
+struct KeyTraits;
+template <>
+struct KeyTraits<float> {
+  static constexpr int kBits = 32;
+  static constexpr uint32_t kInfBits = 0x7F800000u;
+  __device__ __forceinline__ static uint32_t bits(float v) { return __float_as_uint(v); }
+  __device__ __forceinline__ static float to_float(float v) { return v; }
+  __device__ __forceinline__ static float from_bits(uint32_t b) { return __uint_as_float(b); }
+};
+template <>
+struct KeyTraits<__half> {
+  static constexpr int kBits = 16;
+  static constexpr uint32_t kInfBits = 0x7C00u;
+  __device__ __forceinline__ static uint32_t bits(__half v) { return __half_as_ushort(v); }
+  __device__ __forceinline__ static float to_float(__half v) { return __half2float(v); }
+  __device__ __forceinline__ static float from_bits(uint32_t b) {
+    return __half2float(__ushort_as_half(static_cast<unsigned short>(b)));
+  }
+};
+template <>
+struct KeyTraits<__nv_bfloat16> {
+  static constexpr int kBits = 16;
+  static constexpr uint32_t kInfBits = 0x7F80u;
+  __device__ __forceinline__ static uint32_t bits(__nv_bfloat16 v) {
+    return __bfloat16_as_ushort(v);
+  }
+  __device__ __forceinline__ static float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+  __device__ __forceinline__ static float from_bits(uint32_t b) {
+    return __bfloat162float(__ushort_as_bfloat16(static_cast<unsigned short>(b)));
+  }
+};
+
+template <typename T>
+__device__ __forceinline__ uint32_t order_key(T value) {
+  constexpr int kBits = KeyTraits<T>::kBits;
+  constexpr uint32_t kSign = 1u << (kBits - 1);
+  constexpr uint32_t kAll = kBits == 32 ? 0xFFFFFFFFu : (1u << kBits) - 1;
+  const uint32_t b = KeyTraits<T>::bits(value);
+  const uint32_t magnitude = b & (kSign - 1);
+  if (magnitude > KeyTraits<T>::kInfBits) return kAll;  // NaN: above +inf
+  if (magnitude == 0) return kSign;                     // -0.0 ties with +0.0
+  return (b & kSign) ? (~b & kAll) : (b | kSign);
+}
+
+// The inverse of order_key, as a float: the smallest value whose key is `key`. A key above
+// +inf's or below -inf's gives a NaN, which no comparison rejects. Used for the filter's fast
+// test: composite >= threshold implies !(value < key_value(threshold's key)).
+template <typename T>
+__device__ __forceinline__ float key_value(uint32_t key) {
+  constexpr int kBits = KeyTraits<T>::kBits;
+  constexpr uint32_t kSign = 1u << (kBits - 1);
+  constexpr uint32_t kAll = kBits == 32 ? 0xFFFFFFFFu : (1u << kBits) - 1;
+  return KeyTraits<T>::from_bits((key & kSign) ? (key ^ kSign) : (~key & kAll));
+}
+
+__device__ __forceinline__ uint64_t composite(uint32_t key, uint32_t index) {
+  return (static_cast<uint64_t>(key) << 32) | (0xFFFFFFFFu - index);
+}
+__device__ __forceinline__ uint32_t composite_index(uint64_t c) {
+  return 0xFFFFFFFFu - static_cast<uint32_t>(c);
+}
+
+// The larger composite: the operator for common::block_reduce over thresholds.
+struct MaxComposite {
+  __device__ __forceinline__ uint64_t operator()(uint64_t a, uint64_t b) const {
+    return a > b ? a : b;
+  }
+};
+
+// Every lane of a warp calls this together; the lanes with `keep` append their c to
+// list[*count, ...) in lane order. One shared atomicAdd per warp reserves the slots of all its
+// lanes (a per-lane atomic on one counter would serialize 32 ways). Returns the list's end after
+// this warp's append, or -1 when no lane appended.
+__device__ __forceinline__ int warp_append(uint64_t* list, int* count, bool keep, uint64_t c) {
+  const unsigned mask = __ballot_sync(common::kFullWarpMask, keep);
+  if (mask == 0) return -1;
+  const int lane = threadIdx.x % common::kWarpSize;
+  const int leader = __ffs(mask) - 1;
+  int base = 0;
+  if (lane == leader) base = atomicAdd(count, __popc(mask));
+  base = __shfl_sync(common::kFullWarpMask, base, leader);
+  if (keep) list[base + __popc(mask & ((1u << lane) - 1))] = c;
+  return base + __popc(mask);
+}
+
+// Sorts a[0, n) descending in place; n <= capacity, and a[n, pow2ceil(n)) may be overwritten
+// with empty slots. Bitonic: log2(P)*(log2(P)+1)/2 barrier-separated stages of P/2 independent
+// compare-exchanges, every thread of the block taking part.
+__device__ inline void block_sort_descending(uint64_t* a, int n) {
+  int padded = 1;
+  while (padded < n)
+    padded *= 2;
+  for (int i = n + static_cast<int>(threadIdx.x); i < padded; i += blockDim.x)
+    a[i] = kEmptySlot;
+  __syncthreads();
+  for (int size = 2; size <= padded; size *= 2) {
+    for (int stride = size / 2; stride > 0; stride /= 2) {
+      for (int i = threadIdx.x; i < padded / 2; i += blockDim.x) {
+        const int lo = 2 * stride * (i / stride) + i % stride;
+        const int hi = lo + stride;
+        const bool descending = (lo & size) == 0;
+        const uint64_t x = a[lo], y = a[hi];
+        if ((x < y) == descending) {
+          a[lo] = y;
+          a[hi] = x;
+        }
+      }
+      __syncthreads();
+    }
+  }
+}
+
+// Writes one output slot from its composite: the value is read back from the input, so NaN
+// payloads and -0.0 come out as they went in. An empty slot (only reachable when a TODO is still
+// unwritten) is skipped, leaving the output visibly unwritten instead of reading out of bounds.
+template <typename T>
+__device__ __forceinline__ void write_slot(const T* row, uint64_t c, T* values, int64_t* indices,
+                                           int64_t slot) {
+  if (c == kEmptySlot) return;
+  const uint32_t index = composite_index(c);
+  if (values) values[slot] = row[index];
+  indices[slot] = index;
+}
+
+}  // namespace topk::detail
+
+namespace topk {
+
+// The checks every launcher makes; `who` names the caller in the message.
+inline void check_problem(const char* who, const void* x, int64_t M, int64_t N, int k,
+                          const void* indices, int k_limit) {
+  auto fail = [&](const std::string& what) { common::throw_bad_argument(who, what); };
+  if (M < 0) fail("M must be >= 0, got " + std::to_string(M));
+  if (M > 0x7FFFFFFF) fail("M must be < 2^31, got " + std::to_string(M));
+  if (N < 1) fail("N must be >= 1, got " + std::to_string(N));
+  if (N > 0x7FFFFFFF)
+    fail("N must be < 2^31 (indices are 32-bit inside the kernels), got " + std::to_string(N));
+  if (k < 1) fail("k must be >= 1, got " + std::to_string(k));
+  if (k > N)
+    fail("k = " + std::to_string(k) + " is larger than the row length N = " + std::to_string(N));
+  if (k > k_limit)
+    fail("k = " + std::to_string(k) + " exceeds this version's limit of " +
+         std::to_string(k_limit));
+  if (M > 0 && (x == nullptr || indices == nullptr)) fail("x and indices must not be null");
+}
+
+}  // namespace topk
+
+namespace topk::detail {
+
+// The split-row workspace: per-row arrival counters (returned to zero by the last block of each
+// row), each chunk's k best composites, softmax (max, sum) pair and filter threshold.
+struct SplitWorkspace {
+  int* counters;           // [M]
+  uint64_t* candidates;    // [M, chunks, k]
+  common::MaxSum* states;  // [M, chunks]
+  uint64_t* thresholds;    // [M, chunks]: each chunk's final filter threshold
+};
+
+inline size_t align_up_256(size_t bytes) {
+  return (bytes + 255) / 256 * 256;
+}
+
+inline size_t split_workspace_bytes(int64_t M, int k, int chunks) {
+  if (chunks <= 1 || M <= 0) return 0;
+  const size_t slots = static_cast<size_t>(M) * static_cast<size_t>(chunks);
+  return align_up_256(static_cast<size_t>(M) * sizeof(int)) +
+         align_up_256(slots * static_cast<size_t>(k) * sizeof(uint64_t)) +
+         align_up_256(slots * sizeof(common::MaxSum)) + align_up_256(slots * sizeof(uint64_t));
+}
+
+inline SplitWorkspace split_workspace(void* base, int64_t M, int k, int chunks) {
+  auto* bytes = static_cast<unsigned char*>(base);
+  const size_t slots = static_cast<size_t>(M) * static_cast<size_t>(chunks);
+  SplitWorkspace ws;
+  ws.counters = reinterpret_cast<int*>(bytes);
+  bytes += align_up_256(static_cast<size_t>(M) * sizeof(int));
+  ws.candidates = reinterpret_cast<uint64_t*>(bytes);
+  bytes += align_up_256(slots * static_cast<size_t>(k) * sizeof(uint64_t));
+  ws.states = reinterpret_cast<common::MaxSum*>(bytes);
+  bytes += align_up_256(slots * sizeof(common::MaxSum));
+  ws.thresholds = reinterpret_cast<uint64_t*>(bytes);
+  return ws;
+}
+
+}  // namespace topk::detail

@@ -1,0 +1,137 @@
+#include "wrong_kernels.h"
+
+#include "topk_keys.cuh"
+
+#include "common/errors.hpp"
+
+namespace wrong_kernels {
+namespace {
+
+using topk::detail::composite_index;
+
+__device__ uint64_t ranked(float v, int64_t i, Flaw flaw) {
+  uint32_t key = topk::detail::order_key(v);
+  if (flaw == Flaw::NaNAsSmallest && v != v) key = 0;
+  const uint32_t index = static_cast<uint32_t>(i);
+  if (flaw == Flaw::TiesToHigherIndex)
+    return (static_cast<uint64_t>(key) << 32) | index;  // higher index ranks first
+  return topk::detail::composite(key, index);
+}
+
+// Slot j of the row's answer: the largest composite below the one of slot j - 1.
+__device__ uint64_t next_best(const float* row, int64_t n, uint64_t below, Flaw flaw) {
+  uint64_t best = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t c = ranked(row[i], i, flaw);
+    if (c < below && c > best) best = c;
+  }
+  return best;
+}
+
+__device__ int64_t index_of(uint64_t c, Flaw flaw) {
+  return flaw == Flaw::TiesToHigherIndex ? static_cast<uint32_t>(c) : composite_index(c);
+}
+
+__global__ void topk_kernel(Flaw flaw, const float* x, int64_t M, int64_t N, int k, float* values,
+                            int64_t* indices) {
+  const int64_t r = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  if (r >= M) return;
+  const float* row = x + r * N;
+  const int64_t n = flaw == Flaw::SkipsLastElement ? N - 1 : N;
+  uint64_t previous = ~uint64_t{0};
+  for (int j = 0; j < k; ++j) {
+    previous = next_best(row, n, previous, flaw);
+    const int64_t slot = r * k + (flaw == Flaw::Ascending ? k - 1 - j : j);
+    const int64_t i = index_of(previous, flaw);
+    values[slot] = flaw == Flaw::Zeros ? 0.0f : row[i];
+    indices[slot] = flaw == Flaw::Zeros ? 0 : i;
+  }
+  if (flaw == Flaw::WritesPastEnd && r == M - 1) {
+    values[r * k + k] = values[r * k];
+    indices[r * k + k] = indices[r * k];
+  }
+}
+
+__global__ void softmax_topk_kernel(SoftmaxFlaw flaw, const float* x, int64_t M, int64_t N, int k,
+                                    float temperature, int64_t* indices, float* probs, float* lse) {
+  const int64_t r = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  if (r >= M) return;
+  const float* row = x + r * N;
+  const float scale = flaw == SoftmaxFlaw::IgnoresTemperature ? 1.0f : 1.0f / temperature;
+  float m = flaw == SoftmaxFlaw::ForgetsMax ? 0.0f : -INFINITY;
+  if (flaw != SoftmaxFlaw::ForgetsMax)
+    for (int64_t i = 0; i < N; ++i)
+      m = fmaxf(m, row[i] * scale);
+  double l = 0.0;
+  if (flaw != SoftmaxFlaw::NormalizesOverTopK)
+    for (int64_t i = 0; i < N; ++i)
+      l += expf(row[i] * scale - m);
+  uint64_t previous = ~uint64_t{0};
+  for (int j = 0; j < k; ++j) {
+    previous = next_best(row, N, previous, Flaw::None);
+    if (flaw == SoftmaxFlaw::NormalizesOverTopK)
+      l += expf(row[composite_index(previous)] * scale - m);
+  }
+  previous = ~uint64_t{0};
+  for (int j = 0; j < k; ++j) {
+    previous = next_best(row, N, previous, Flaw::None);
+    const int64_t i = composite_index(previous);
+    indices[r * k + j] = i;
+    probs[r * k + j] = static_cast<float>(expf(row[i] * scale - m) / l);
+  }
+  if (lse) lse[r] = m + logf(static_cast<float>(l));
+}
+
+}  // namespace
+
+const char* flaw_name(Flaw f) {
+  switch (f) {
+    case Flaw::None:
+      return "none";
+    case Flaw::Zeros:
+      return "zeros";
+    case Flaw::TiesToHigherIndex:
+      return "ties to the higher index";
+    case Flaw::SkipsLastElement:
+      return "skips the last element";
+    case Flaw::NaNAsSmallest:
+      return "NaN as the smallest value";
+    case Flaw::Ascending:
+      return "ascending order";
+    case Flaw::WritesPastEnd:
+      return "writes past the end";
+  }
+  return "?";
+}
+
+const char* flaw_name(SoftmaxFlaw f) {
+  switch (f) {
+    case SoftmaxFlaw::None:
+      return "none";
+    case SoftmaxFlaw::NormalizesOverTopK:
+      return "normalizes over the top k only";
+    case SoftmaxFlaw::IgnoresTemperature:
+      return "ignores the temperature";
+    case SoftmaxFlaw::ForgetsMax:
+      return "forgets to subtract the maximum";
+  }
+  return "?";
+}
+
+void topk(Flaw flaw, const float* x, int64_t M, int64_t N, int k, float* values, int64_t* indices,
+          cudaStream_t stream) {
+  CHECK_ARG(M >= 1 && N >= 1 && k >= 1 && k <= N, "bad shape M=" << M << " N=" << N << " k=" << k);
+  topk_kernel<<<static_cast<unsigned>((M + 127) / 128), 128, 0, stream>>>(flaw, x, M, N, k, values,
+                                                                          indices);
+  CUDA_CHECK_LAUNCH();
+}
+
+void softmax_topk(SoftmaxFlaw flaw, const float* x, int64_t M, int64_t N, int k, float temperature,
+                  int64_t* indices, float* probs, float* lse, cudaStream_t stream) {
+  CHECK_ARG(M >= 1 && N >= 1 && k >= 1 && k <= N, "bad shape M=" << M << " N=" << N << " k=" << k);
+  softmax_topk_kernel<<<static_cast<unsigned>((M + 127) / 128), 128, 0, stream>>>(
+      flaw, x, M, N, k, temperature, indices, probs, lse);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace wrong_kernels

@@ -1,0 +1,42 @@
+// Deliberately wrong top-k kernels: the checker tests require check_topk / check_softmax_topk to
+// reject each of them (and to accept the flawless variant, so that a checker rejecting
+// everything fails too). One thread per row selects by k passes of "best element below the
+// previous one": slow and simple, so each flaw is one visible line.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace wrong_kernels {
+
+enum class Flaw {
+  None,               // correct: the checker must accept it
+  Zeros,              // writes 0 everywhere, as an empty kernel with a memset would
+  TiesToHigherIndex,  // breaks ties by the higher index
+  SkipsLastElement,   // loops to i < N - 1: the off-by-one tail
+  NaNAsSmallest,      // compares floats with '>', so NaN never wins
+  Ascending,          // the right k elements in ascending order
+  WritesPastEnd,      // writes one slot more than k in the last row
+};
+constexpr Flaw kAllFlaws[] = {Flaw::Zeros,         Flaw::TiesToHigherIndex, Flaw::SkipsLastElement,
+                              Flaw::NaNAsSmallest, Flaw::Ascending,         Flaw::WritesPastEnd};
+const char* flaw_name(Flaw f);
+
+void topk(Flaw flaw, const float* x, int64_t M, int64_t N, int k, float* values, int64_t* indices,
+          cudaStream_t stream = nullptr);
+
+enum class SoftmaxFlaw {
+  None,                // correct
+  NormalizesOverTopK,  // divides by the sum over the k winners instead of the whole row
+  IgnoresTemperature,  // softmax of x instead of x / temperature
+  ForgetsMax,          // exp(x) / sum exp(x) without subtracting the maximum: overflows
+};
+constexpr SoftmaxFlaw kAllSoftmaxFlaws[] = {
+    SoftmaxFlaw::NormalizesOverTopK, SoftmaxFlaw::IgnoresTemperature, SoftmaxFlaw::ForgetsMax};
+const char* flaw_name(SoftmaxFlaw f);
+
+void softmax_topk(SoftmaxFlaw flaw, const float* x, int64_t M, int64_t N, int k, float temperature,
+                  int64_t* indices, float* probs, float* lse, cudaStream_t stream = nullptr);
+
+}  // namespace wrong_kernels
