@@ -2,7 +2,7 @@
 // in fp32 and bf16, against the copy bandwidth measured in the same run (and cuDNN's softmax
 // when the build found it).
 //
-//   ./bench_softmax                          the issue's shapes
+//   ./bench_softmax                          the chapter's benchmark shapes
 //   ./bench_softmax --sizes=4096x8192,1x131072 --versions=final --dtypes=bf16 --csv
 //
 // GB/s counts each byte once: forward 2 * rows * cols * sizeof(T) (read x, write y), backward 3

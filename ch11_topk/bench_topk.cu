@@ -1,5 +1,5 @@
 // bench_topk: every version, the dispatcher, fused softmax + top-k and the CUB baseline on the
-// issue's LLM-logit shapes, fp32 and bf16, k in {1, 50, 1024}.
+// chapter's LLM-logit shapes, fp32 and bf16, k in {1, 50, 1024}.
 //   bench_topk [--sizes=1x128256,64x128256] [--versions=split,cub] [--dtypes=fp32] [--csv]
 // GB/s counts the input read once plus the outputs written once; "vs vendor" is CUB's time
 // over ours. CUB's segmented sort does not depend on k, so it is timed once per shape.
