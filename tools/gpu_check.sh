@@ -9,7 +9,7 @@
 #   5. the solution benchmarks (BENCH_ARGS narrows them; NO_BENCH=1 skips them).
 # Logs go to ./gpu-logs; when $OUT is set (a result folder to copy back) they are also packed
 # into $OUT/gpu-logs.tgz, with the benchmark tables beside it. BUILD_DIR picks the build folder
-# (default build-gpu).
+# (default build-gpu). SANITIZE lists the chapters for step 3 (default: all of them).
 #   tools/gpu_check.sh ch07_reduction
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,7 +49,7 @@ grep -E "\*\*\*(Failed|Skipped|Exception|Timeout)|Not Run" "$out/ctest_solutions
 if grep -q "Skipped" "$out/ctest_solutions.log"; then echo "SOME TESTS WERE SKIPPED"; status=1; fi
 
 step "compute-sanitizer"
-for ch in "${chapters[@]}"; do
+for ch in ${SANITIZE:-${chapters[@]}}; do
   exe=$(find "$build/solutions/$ch" -maxdepth 1 -name "${ch}_solution_tests" -type f)
   for tool in memcheck racecheck; do
     if compute-sanitizer --tool "$tool" --error-exitcode 9 "$exe" "~[large]" \
