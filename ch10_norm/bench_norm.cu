@@ -1,0 +1,146 @@
+// bench_norm: every LayerNorm and RMSNorm version and the dispatchers, fp32 and bf16 (fp16 on
+// request), on the shapes of a transformer: M tokens × N hidden units.
+//
+//   bench_norm                                   all versions, all shapes, fp32 and bf16
+//   bench_norm --versions=dispatch --dtypes=bf16 the dispatchers only, bf16 only
+//   bench_norm --sizes=4096x4096,1x8192          other shapes (M x N)
+//   bench_norm --csv
+//
+// GB/s counts the bytes an operation cannot avoid: x read and y written once (LayerNorm, RMSNorm),
+// x and residual read, residual and y written (fused add), plus γ, β and the statistics. The
+// "% copy" column compares that with a device-to-device copy measured in the same process.
+#include "norm.h"
+
+#include "common/bench_table.hpp"
+#include "common/data_gen.hpp"
+#include "common/device_buffer.hpp"
+#include "common/dtype.hpp"
+
+#include <cstdio>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+// Times nothing but a launch: the floor under every small-problem time in the table (event
+// timestamps around one kernel on an otherwise idle stream).
+__global__ void empty_kernel() {}
+
+struct Shape {
+  int64_t rows, n;
+  std::string text() const { return std::to_string(rows) + "x" + std::to_string(n); }
+};
+
+const std::vector<Shape> kDefaultShapes = {
+    {4096, 4096}, {16384, 1024}, {4096, 8192}, {1024, 16384}, {16384, 4096}, {1, 8192}, {32, 8192}};
+
+std::vector<Shape> parse_shapes(const std::vector<std::string>& sizes) {
+  if (sizes.empty()) return kDefaultShapes;
+  std::vector<Shape> shapes;
+  for (const auto& s : sizes) {
+    Shape shape{};
+    char x = 0;
+    std::istringstream in(s);
+    if (!(in >> shape.rows >> x >> shape.n) || x != 'x' || shape.rows < 0 || shape.n < 1) {
+      std::fprintf(stderr, "bad size '%s': expected MxN, e.g. 4096x4096\n", s.c_str());
+      std::exit(2);
+    }
+    shapes.push_back(shape);
+  }
+  return shapes;
+}
+
+template <typename T>
+void bench_dtype(const common::BenchArgs& args, common::BenchTable& table, const Shape& shape) {
+  const char* dtype = common::DType<T>::name;
+  if (!args.wants_dtype(dtype)) return;
+  const auto count = static_cast<size_t>(shape.rows * shape.n);
+  const auto n = static_cast<size_t>(shape.n);
+  common::DeviceBuffer<T> x(common::gen::uniform_as<T>(count, 1, -2.0f, 3.0f));
+  common::DeviceBuffer<T> residual(common::gen::uniform_as<T>(count, 2, -1.0f, 1.0f));
+  common::DeviceBuffer<T> gamma(common::gen::uniform_as<T>(n, 3, 0.5f, 1.5f));
+  common::DeviceBuffer<T> beta(common::gen::uniform_as<T>(n, 4, -0.5f, 0.5f));
+  common::DeviceBuffer<T> y(count);
+  common::DeviceBuffer<float> mean(static_cast<size_t>(shape.rows)),
+      rstd(static_cast<size_t>(shape.rows));
+  const double s = sizeof(T);
+  const double rows = static_cast<double>(shape.rows), cols = static_cast<double>(shape.n);
+  const double layernorm_bytes = 2 * rows * cols * s + 2 * cols * s + 8 * rows;
+  const double rmsnorm_bytes = 2 * rows * cols * s + cols * s + 4 * rows;
+  const double fused_bytes = 4 * rows * cols * s + cols * s + 4 * rows;
+
+  auto run = [&](const std::string& version, double bytes,
+                 const std::function<void(cudaStream_t)>& launch) {
+    if (!args.wants_version(version)) return;
+    common::BenchRow row;
+    row.version = version;
+    row.shape = shape.text();
+    row.dtype = dtype;
+    row.bytes = bytes;
+    row.timing = common::time_gpu(launch);
+    table.add(row);
+  };
+
+  for (normalization::LayerNormVersion v : normalization::kLayerNormVersions) {
+    if (v == normalization::LayerNormVersion::Registers &&
+        shape.n > normalization::max_registers_n<T>())
+      continue;
+    run(normalization::version_name(v), layernorm_bytes, [&](cudaStream_t stream) {
+      normalization::layernorm(v, x.data(), gamma.data(), beta.data(), y.data(), mean.data(),
+                               rstd.data(), shape.rows, shape.n, 1e-5f, stream);
+    });
+  }
+  for (normalization::RmsNormVersion v : normalization::kRmsNormVersions) {
+    if (v == normalization::RmsNormVersion::Registers &&
+        shape.n > normalization::max_registers_n<T>())
+      continue;
+    run(std::string("rmsnorm_") + normalization::version_name(v), rmsnorm_bytes,
+        [&](cudaStream_t stream) {
+          normalization::rmsnorm(v, x.data(), gamma.data(), y.data(), rstd.data(), shape.rows,
+                                 shape.n, 1e-5f, stream);
+        });
+  }
+  for (normalization::RmsNormVersion v : normalization::kRmsNormVersions) {
+    if (v == normalization::RmsNormVersion::Registers &&
+        shape.n > normalization::max_registers_n<T>())
+      continue;
+    // The residual changes in place on every run; its values stay bounded (it grows by x each
+    // time, a few hundred runs at most), which does not change the time.
+    run(std::string("add_rmsnorm_") + normalization::version_name(v), fused_bytes,
+        [&](cudaStream_t stream) {
+          normalization::add_rmsnorm(v, x.data(), residual.data(), gamma.data(), y.data(),
+                                     rstd.data(), shape.rows, shape.n, 1e-5f, stream);
+        });
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const common::BenchArgs args = common::parse_bench_args(
+      argc, argv,
+      "bench_norm: LayerNorm, RMSNorm and fused add+RMSNorm, every version and the dispatchers.\n"
+      "Sizes are MxN (rows x row length); default: 4096x4096,16384x1024,4096x8192,1024x16384,\n"
+      "16384x4096,1x8192,32x8192. Dtypes: fp32, bf16 (default), fp16.");
+  common::BenchArgs selected = args;
+  if (selected.dtypes.empty()) selected.dtypes = {"fp32", "bf16"};
+  common::BenchTable table("bench_norm", selected);
+  if (args.wants_version("launch_floor")) {
+    common::BenchRow floor;
+    floor.version = "launch_floor (empty kernel)";
+    floor.shape = "-";
+    floor.dtype = "-";
+    floor.bytes = 0;
+    floor.timing =
+        common::time_gpu([](cudaStream_t stream) { empty_kernel<<<1, 32, 0, stream>>>(); });
+    table.add(floor);
+  }
+  for (const Shape& shape : parse_shapes(args.sizes)) {
+    bench_dtype<float>(selected, table, shape);
+    bench_dtype<__nv_bfloat16>(selected, table, shape);
+    bench_dtype<__half>(selected, table, shape);
+  }
+  return 0;
+}

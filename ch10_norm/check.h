@@ -1,0 +1,122 @@
+// Chapter 10's checker: runs a normalization on poisoned, guarded device buffers placed at chosen
+// misalignments, and compares every output (y, and mean, rstd, the written-back residual where
+// the operation has them) with the double-precision CPU reference, element by element, within
+// bounds derived from the element type. The student's tests, the solution's tests and the tests
+// that feed it deliberately wrong kernels all go through it.
+#pragma once
+
+#include "common/compare.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace check {
+
+// What the rows hold.
+enum class Data {
+  Normal,     // mean 0.5, standard deviation 2
+  LargeMean,  // mean 1e4 (fp32) or 100 (fp16, bf16: their spacing there is 1/16 and 1/2),
+              // standard deviation 1: the data on which E[x²] − E[x]² cancels catastrophically
+  ConstantRows,  // every even row constant (0 among the constants): variance exactly 0
+  NonFinite,     // normal rows, but row 0 holds a NaN, row 1 a +inf, row 2 a −inf
+};
+const char* data_name(Data data);
+
+// Misalignment, in elements, of each device buffer from a 256-byte boundary.
+struct Placement {
+  size_t x = 0;
+  size_t y = 0;
+  size_t residual = 0;
+  size_t params = 0;  // γ and β
+};
+std::string describe(const Placement& p);
+
+template <typename T>
+struct Problem {
+  int64_t rows = 0;
+  int64_t n = 0;
+  float eps = 1e-5f;
+  Data data = Data::Normal;
+  std::vector<T> x;
+  std::vector<T> residual;  // the fused operation's second input; empty otherwise
+  std::vector<T> gamma;     // empty: absent (γ = 1)
+  std::vector<T> beta;      // empty: absent (β = 0)
+  std::string describe() const;
+};
+
+template <typename T>
+Problem<T> make_problem(int64_t rows, int64_t n, Data data, bool with_gamma, bool with_beta,
+                        bool with_residual, uint64_t seed);
+
+// The reference outputs and, element by element, how far a correct kernel may be from them.
+struct Expected {
+  std::vector<double> y, y_tol;
+  std::vector<double> mean, mean_tol;  // empty for RMSNorm
+  std::vector<double> rstd, rstd_tol;
+  std::vector<double> residual, residual_tol;  // the fused operation only
+};
+
+// Bounds (u = 2^-24, the float unit roundoff; u_T that of the output type; K(n) below):
+//   statistics: a float sum of n terms in a tree over per-thread runs of at most n/32 terms is
+//     off by at most about K(n) · u · Σ|terms|, K(n) = 2 (log2(n+1) + sqrt(n/32) + 8) (the
+//     square root: rounding errors of a serial run grow like sqrt(length), not its worst case).
+//   LayerNorm: relative to the spread of the row, mean and variance are off by
+//     ε_row = K(n) · u · (1 + mean|x| · rstd): the larger the mean next to the standard deviation,
+//     the more float statistics lose (this is the whole story of the large-mean test). Then
+//     |Δy| ≤ 2 u_T |y| (rounding to T) + (|γ| (1 + |ẑ|) + |β|) · ε_row with ẑ = (x − mean) · rstd,
+//     |Δmean| ≤ K(n) · u · mean|x|,  |Δrstd| ≤ 2 ε_row · rstd.
+//   RMSNorm: Σx² has no cancellation, ε_row = K(n) · u; |Δy| ≤ (2 u_T + ε_row) |y|,
+//     |Δrstd| ≤ 2 ε_row · rstd; the written-back residual is one rounding of an exact sum,
+//     |Δr| ≤ 2 u_T |r|.
+// Each bound also allows the smallest subnormal step of the output type, no more: an output
+// of zeros never passes where the reference is not zero.
+double stats_error_factor(int64_t n);
+
+template <typename T>
+Expected expect_layernorm(const Problem<T>& p);
+template <typename T>
+Expected expect_rmsnorm(const Problem<T>& p);
+template <typename T>
+Expected expect_add_rmsnorm(const Problem<T>& p);
+
+// The operations under test, as the checker calls them (device pointers).
+template <typename T>
+using LayerNormRun =
+    std::function<void(const T* x, const T* gamma, const T* beta, T* y, float* mean, float* rstd,
+                       int64_t rows, int64_t n, float eps)>;
+template <typename T>
+using RmsNormRun = std::function<void(const T* x, const T* gamma, T* y, float* rstd, int64_t rows,
+                                      int64_t n, float eps)>;
+template <typename T>
+using AddRmsNormRun = std::function<void(const T* x, T* residual, const T* gamma, T* y, float* rstd,
+                                         int64_t rows, int64_t n, float eps)>;
+
+// Runs once and checks: every output element written and within its bound (NaN where the
+// reference is NaN; a non-finite mean or rstd where the reference's is non-finite: which
+// non-finite value a merge of inf and finite statistics yields is not specified), guards
+// intact, inputs unchanged.
+template <typename T>
+common::CheckResult check_layernorm(const std::string& name, const LayerNormRun<T>& run,
+                                    const Problem<T>& p, const Expected& e, const Placement& at);
+template <typename T>
+common::CheckResult check_rmsnorm(const std::string& name, const RmsNormRun<T>& run,
+                                  const Problem<T>& p, const Expected& e, const Placement& at);
+template <typename T>
+common::CheckResult check_add_rmsnorm(const std::string& name, const AddRmsNormRun<T>& run,
+                                      const Problem<T>& p, const Expected& e, const Placement& at);
+
+// M · N beyond 2^31 elements: `rows` rows that repeat a few distinct random rows (so the input
+// is built on the device, not the host), run once, and check the first rows, the rows on both
+// sides of element 2^31 and the last rows, plus the guards. For the [large] tests.
+template <typename T>
+common::CheckResult check_layernorm_huge(const std::string& name, const LayerNormRun<T>& run,
+                                         int64_t rows, int64_t n);
+template <typename T>
+common::CheckResult check_rmsnorm_huge(const std::string& name, const RmsNormRun<T>& run,
+                                       int64_t rows, int64_t n);
+
+}  // namespace check

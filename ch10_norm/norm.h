@@ -1,0 +1,79 @@
+// Chapter 10, LayerNorm and RMSNorm: the host API. The skeleton (ch10_norm/*.cu) and the solution
+// (solutions/ch10_norm/*.cu) implement exactly this header.
+//
+// Every operation normalizes each row of a row-major [M, N] matrix on its own. All pointers are
+// device pointers, element type T = float, __half or __nv_bfloat16, and every pointer may sit at
+// any element alignment. Statistics are computed in float whatever T is; eps is added to the
+// variance (or to the mean square) before the reciprocal square root.
+//
+//   LayerNorm  y = (x − mean) · rstd · γ + β,   rstd = 1 / sqrt(var + eps),  var = mean((x −
+//   mean)²) RMSNorm    y = x · rstd · γ,                rstd = 1 / sqrt(mean(x²) + eps) fused r = x
+//   + residual (rounded to T and written back to `residual`),  y = RMSNorm(r)
+//
+// γ (gamma) and β (beta) have N elements; either may be nullptr (γ = 1, β = 0). The per-row
+// statistics `mean` and `rstd` (M floats each, what a backward pass needs) may be nullptr too.
+// A constant row has variance 0: y = β, never NaN. A NaN or infinity makes its own row's output
+// NaN (LayerNorm; RMSNorm follows the formula: rstd = 0 for an infinite row) and no other row's.
+// Sizes are 64-bit: any N >= 1, any M >= 0, M·N beyond 2^31. Every call validates its arguments
+// (std::invalid_argument) and checks its launches (common::CudaError).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace normalization {
+
+// LayerNorm's progression; each version is one or two TODOs (see layernorm.cu).
+enum class LayerNormVersion {
+  TwoPass = 1,  // block per row: sweep for the mean, sweep for the variance, sweep to normalize
+  Welford,      // block per row: one sweep for both statistics (Welford merges), one to normalize
+  Registers,    // the row held in registers, 16-byte loads: one read of x, one write of y
+  Dispatch,     // the dispatcher: Registers where the row fits in registers, Welford beyond
+};
+constexpr LayerNormVersion kLayerNormVersions[] = {
+    LayerNormVersion::TwoPass, LayerNormVersion::Welford, LayerNormVersion::Registers,
+    LayerNormVersion::Dispatch};
+const char* version_name(LayerNormVersion v);
+
+// RMSNorm and the fused residual add + RMSNorm.
+enum class RmsNormVersion {
+  BlockLoop = 1,  // block per row: sweep for the mean square, sweep to scale (any N; given code)
+  Registers,      // the row held in registers, as LayerNorm's Registers
+  Dispatch,       // Registers where the row fits, BlockLoop beyond
+};
+constexpr RmsNormVersion kRmsNormVersions[] = {RmsNormVersion::BlockLoop, RmsNormVersion::Registers,
+                                               RmsNormVersion::Dispatch};
+const char* version_name(RmsNormVersion v);
+
+// The largest N the Registers versions accept for element type T (the row must fit in the
+// registers of one block); larger rows throw there and go to the block-loop versions in Dispatch.
+template <typename T>
+int64_t max_registers_n();
+
+// The dispatchers' choice (TODO 8): the version that Dispatch runs for rows of n elements of T.
+template <typename T>
+LayerNormVersion choose_layernorm_version(int64_t n);
+template <typename T>
+RmsNormVersion choose_rmsnorm_version(int64_t n);
+
+template <typename T>
+void layernorm(LayerNormVersion v, const T* x, const T* gamma, const T* beta, T* y, float* mean,
+               float* rstd, int64_t rows, int64_t n, float eps, cudaStream_t stream = nullptr);
+
+template <typename T>
+void rmsnorm(RmsNormVersion v, const T* x, const T* gamma, T* y, float* rstd, int64_t rows,
+             int64_t n, float eps, cudaStream_t stream = nullptr);
+
+// residual ← x + residual, y = RMSNorm(residual) in one kernel. `residual` is read and written.
+template <typename T>
+void add_rmsnorm(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, float* rstd,
+                 int64_t rows, int64_t n, float eps, cudaStream_t stream = nullptr);
+
+// The tempting one-pass variance, var = E[x²] − E[x]², accumulated in float on the CPU: the
+// illustration of catastrophic cancellation (TODO 2). Not used by any kernel.
+float one_pass_variance_float(const float* x, int64_t n);
+
+}  // namespace normalization

@@ -1,0 +1,66 @@
+// Device helpers every kernel of the chapter shares: conversions between T and float, the optional
+// affine parameters, and the row loop of a block.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+
+namespace normalization::detail {
+
+__device__ __forceinline__ float to_f(float v) {
+  return v;
+}
+__device__ __forceinline__ float to_f(__half v) {
+  return __half2float(v);
+}
+__device__ __forceinline__ float to_f(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+
+template <typename T>
+__device__ __forceinline__ T from_f(float v);
+template <>
+__device__ __forceinline__ float from_f<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ __half from_f<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+// γ_j or β_j, or the neutral value when the parameter is absent (nullptr).
+template <typename T>
+__device__ __forceinline__ float param_at(const T* p, int64_t j, float absent) {
+  return p == nullptr ? absent : to_f(__ldg(p + j));
+}
+
+__device__ __forceinline__ void write_stats(float* mean_out, float* rstd_out, int64_t row,
+                                            float mean, float rstd) {
+  if (mean_out != nullptr) mean_out[row] = mean;
+  if (rstd_out != nullptr) rstd_out[row] = rstd;
+}
+
+// Grid size for kernels that loop over rows: one block (or `rows_per_block` rows) per row, capped
+// at the grid's limit; the kernels' row loops cover the rest.
+inline unsigned grid_for_rows(int64_t rows, int64_t rows_per_block = 1) {
+  const int64_t blocks = (rows + rows_per_block - 1) / rows_per_block;
+  return static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>(blocks, 1), INT_MAX));
+}
+
+// Block size of the block-per-row sweep kernels: about 8 elements per thread, a whole number of
+// warps (block_reduce needs it), at least one warp and at most 512 threads.
+inline int sweep_block_threads(int64_t n) {
+  const int64_t warps = (n + 8 * 32 - 1) / (8 * 32);
+  return static_cast<int>(std::clamp<int64_t>(warps, 1, 16) * 32);
+}
+
+}  // namespace normalization::detail

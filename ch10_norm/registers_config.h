@@ -1,0 +1,111 @@
+// How the Registers versions map a row onto threads, chosen from N and the element type (host
+// code shared by LayerNorm and RMSNorm).
+//
+// A thread holds its share of the row as raw 16-byte packs (4 registers each, whatever T is), so
+// the register budget is counted in packs, and a bf16 row of N elements costs what an fp32 row
+// of N/2 costs. The budget decides the speed: a memory-bound kernel needs many bytes in flight per
+// SM (Little's law: about 32 KiB at 4 TB/s and ~1 µs latency), and all of a thread's loads are
+// issued before its first reduction, so bytes in flight = packs held × 16 bytes × threads resident.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <optional>
+#include <type_traits>
+
+namespace normalization::detail {
+
+// Warp per row: four rows per 128-thread block, up to 32 elements per lane (8 fp32 packs, 4 of
+// bf16), so rows of up to 1024 elements need no block-wide barrier at all.
+constexpr int kWarpsPerBlock = 4;
+constexpr int kMaxWarpElementsPerLane = 32;
+// Block per row: 1, 2, 4 or 8 packs per thread. Blocks of up to 1024 threads may use 64
+// registers per thread, enough for 1 or 2 packs; 4 or 8 packs need more, so those blocks stop at
+// 512 threads (128 registers). Rows of up to 512 · 8 = 4096 packs fit (64 KiB: 16K fp32, 32K
+// bf16 elements).
+constexpr int kMaxBlockPacksPerThread = 8;
+constexpr int max_block_threads(int packs) {
+  return packs <= 2 ? 1024 : 512;
+}
+// Fewer rows than this (a few per SM) is the latency regime of decoding: spread each row over as
+// many threads as possible so that every thread has little to load and to compute.
+constexpr int64_t kFewRows = 512;
+// With many rows, about 16 elements per thread (4 fp32 packs, 2 bf16 packs): measured on an H200,
+// more elements per thread lengthen each row's compute phase (and raise the registers per
+// thread, so fewer rows are resident to overlap it) more than the extra loads in flight help.
+constexpr int kElementsPerThread = 16;
+
+struct RegistersConfig {
+  bool warp_per_row = true;
+  int packs = 1;    // 16-byte packs per thread (a compile-time parameter of the kernel)
+  int threads = 0;  // block size
+};
+
+template <typename T>
+constexpr int vec_of() {
+  return 16 / static_cast<int>(sizeof(T));
+}
+
+// Rows up to this size fit: ⌊n / kVec⌋ full packs, whatever the head, plus fewer than 2 · kVec
+// scalar elements held one per thread.
+template <typename T>
+constexpr int64_t registers_capacity() {
+  const int64_t packs =
+      int64_t{max_block_threads(kMaxBlockPacksPerThread)} * kMaxBlockPacksPerThread;
+  return (packs + 1) * vec_of<T>() - 1;
+}
+
+// The layout for `rows` rows of n elements, or nothing when the row does not fit:
+// - warp per row with the fewest packs per lane (a power of two, so few kernels exist);
+// - block per row, few rows: the fewest packs per thread (most threads: lowest latency);
+// - block per row, many rows: about kElementsPerThread per thread, more for the longest rows.
+template <typename T>
+std::optional<RegistersConfig> registers_config(int64_t rows, int64_t n) {
+  constexpr int kVec = vec_of<T>();
+  const int64_t packs = n / kVec;
+  for (int p = 1; p * kVec <= kMaxWarpElementsPerLane; p *= 2)
+    if (packs <= int64_t{32} * p) return RegistersConfig{true, p, 32 * kWarpsPerBlock};
+  const int first =
+      rows < kFewRows ? 1 : (kElementsPerThread / kVec > 1 ? kElementsPerThread / kVec : 1);
+  for (int p = first; p <= kMaxBlockPacksPerThread; p *= 2) {
+    const int64_t threads = (packs + p - 1) / p;
+    if (threads <= max_block_threads(p))
+      return RegistersConfig{false, p, static_cast<int>((threads + 31) / 32 * 32)};
+  }
+  return std::nullopt;
+}
+
+// Calls launch(packs, warp_per_row) with both as compile-time constants (std::integral_constant)
+// so that the launcher can name the kernel instance for the runtime configuration.
+template <typename Launch>
+void with_registers_instance(const RegistersConfig& config, Launch launch) {
+  auto with_packs = [&](auto warp_per_row) {
+    switch (config.packs) {
+      case 1:
+        launch(std::integral_constant<int, 1>{}, warp_per_row);
+        break;
+      case 2:
+        launch(std::integral_constant<int, 2>{}, warp_per_row);
+        break;
+      case 4:
+        launch(std::integral_constant<int, 4>{}, warp_per_row);
+        break;
+      default:
+        launch(std::integral_constant<int, 8>{}, warp_per_row);
+        break;
+    }
+  };
+  if (config.warp_per_row)
+    with_packs(std::true_type{});
+  else
+    with_packs(std::false_type{});
+}
+
+// __launch_bounds__ of the register kernels: the block sizes above.
+constexpr int max_threads_for(bool warp_per_row, int packs) {
+  return warp_per_row ? 32 * kWarpsPerBlock : max_block_threads(packs);
+}
+
+}  // namespace normalization::detail

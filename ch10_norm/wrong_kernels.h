@@ -1,0 +1,31 @@
+// Deliberately wrong normalizations (test-only code). Each has a bug a student might write; the
+// checker must reject every one of them, or a passing test would prove nothing. `correct()` is
+// the same kernel without a bug: the checker must accept it, or it rejects everything.
+#pragma once
+
+#include "check.h"
+
+#include <cuda_bf16.h>
+
+namespace wrong {
+
+enum class Bug {
+  None,                  // the control: a plain two-pass kernel
+  WritesZeros,           // y = 0, mean = 0, rstd = 0: never normalizes
+  MissesCrossWarpMerge,  // each warp uses its own partial statistics; no merge across warps
+  DropsLastElement,      // off-by-one tail: statistics over i < n − 1
+  OnePassVariance,       // var = E[x²] − E[x]² in float: fine on centred data, not with a mean
+  NoEps,                 // rstd = rsqrt(var): a constant row divides by zero
+  WritesPastRow,         // right values, plus one store past the end of each row
+};
+const char* bug_name(Bug bug);
+
+check::LayerNormRun<float> layernorm(Bug bug);
+// Statistics accumulated in bf16 instead of float: each addition rounds to 8 bits.
+check::LayerNormRun<__nv_bfloat16> layernorm_bf16_statistics();
+// RMSNorm that forgets γ.
+check::RmsNormRun<float> rmsnorm_ignores_gamma();
+// The fused add that normalizes x + residual but never writes it back to `residual`.
+check::AddRmsNormRun<float> add_rmsnorm_forgets_residual();
+
+}  // namespace wrong

@@ -1,0 +1,215 @@
+// Chapter 10: LayerNorm, from three sweeps over each row to one read of x and one write of y.
+//
+// Each version is one or two TODOs below; `bench_norm --versions=layernorm_<name>` times one.
+//   1 two_pass   block per row; a sweep for the mean, a sweep for the variance of (x − mean), a
+//                sweep to normalize: x is read three times (from L2 after the first, if it fits)
+//   2 welford    block per row; mean and variance in one sweep: each thread keeps a Welford
+//                triple (n, mean, M2), warps and then the block merge the triples; x is read twice
+//   3 registers  the row is loaded once into registers with 16-byte loads (warp per row up to
+//                1024 elements, block per row up to 4096 packs: 16K fp32 / 32K bf16) and both
+//                statistics come from registers
+//   4 dispatch   registers where the row fits, welford beyond (dispatch.cu)
+// The one-pass formula var = E[x²] − E[x]² is deliberately absent: see one_pass_trap.cpp.
+
+#include "norm.h"
+
+#include "norm_common.cuh"
+#include "registers_config.h"
+#include "row_in_registers.cuh"
+
+#include "common/block_reduce.cuh"
+#include "common/errors.hpp"
+
+#include <cmath>
+
+namespace normalization {
+namespace detail {
+
+// ---------------------------------------------------------------------------------------------
+// Version 1: two passes over the row for the statistics (mean first, then the mean square of
+// x − mean: no cancellation, whatever the mean), a third to normalize.
+template <typename T>
+__global__ void layernorm_two_pass_kernel(const T* x, const T* gamma, const T* beta, T* y,
+                                          float* mean_out, float* rstd_out, int64_t rows, int64_t n,
+                                          float eps) {
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const T* x_row = x + row * n;
+    T* y_row = y + row * n;
+    // TODO 1 (about 18 lines; checked by [ch10_norm][two_pass]):
+    //   Each thread sums x_row[i] for i = threadIdx.x, threadIdx.x + blockDim.x, ... < n (widen
+    //   with to_f); common::block_reduce(s, common::Sum{}, 0.0f) gives every thread the row's
+    //   sum; mean = sum / n. Second sweep: the sum of (x − mean)²; var = that / n and
+    //   rstd = rsqrtf(var + eps). Third sweep: y_row[i] = from_f<T>((x − mean) · rstd · γ_i + β_i)
+    //   with param_at(gamma, i, 1.0f) and param_at(beta, i, 0.0f). Thread 0 stores the statistics
+    //   with write_stats(mean_out, rstd_out, row, mean, rstd).
+    // BEGIN TODO 1
+    float sum = 0.0f;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+      sum += to_f(x_row[i]);
+    const float mean = common::block_reduce(sum, common::Sum{}, 0.0f) / static_cast<float>(n);
+    float sum_sq = 0.0f;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      const float d = to_f(x_row[i]) - mean;
+      sum_sq += d * d;
+    }
+    const float var = common::block_reduce(sum_sq, common::Sum{}, 0.0f) / static_cast<float>(n);
+    const float rstd = rsqrtf(var + eps);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      const float normalized = (to_f(x_row[i]) - mean) * rstd;
+      y_row[i] = from_f<T>(normalized * param_at(gamma, i, 1.0f) + param_at(beta, i, 0.0f));
+    }
+    if (threadIdx.x == 0) write_stats(mean_out, rstd_out, row, mean, rstd);
+    // END TODO 1
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Version 2: Welford. One sweep gives both statistics; the triples merge with Chan's formula
+// (common::WelfordMerge) inside each warp by shuffles and then across the warps.
+template <typename T>
+__global__ void layernorm_welford_kernel(const T* x, const T* gamma, const T* beta, T* y,
+                                         float* mean_out, float* rstd_out, int64_t rows, int64_t n,
+                                         float eps) {
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const T* x_row = x + row * n;
+    T* y_row = y + row * n;
+    // TODO 3 (about 14 lines; checked by [ch10_norm][welford]):
+    //   Keep a common::Welford w = {0, 0, 0} per thread. For each element v of the thread's
+    //   sweep: count += 1, delta = v − mean, mean += delta / count, m2 += delta · (v − new mean).
+    //   Then w = common::block_reduce(w, common::WelfordMerge{}, common::Welford{0, 0, 0}) merges
+    //   the triples (warp shuffles first, then one triple per warp through shared memory).
+    //   mean = w.mean, rstd = rsqrtf(w.m2 / n + eps); normalize and store as in TODO 1.
+    // BEGIN TODO 3
+    common::Welford w{0.0f, 0.0f, 0.0f};
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      const float v = to_f(x_row[i]);
+      w.count += 1.0f;
+      const float delta = v - w.mean;
+      w.mean += delta / w.count;
+      w.m2 += delta * (v - w.mean);
+    }
+    w = common::block_reduce(w, common::WelfordMerge{}, common::Welford{0.0f, 0.0f, 0.0f});
+    const float mean = w.mean;
+    const float rstd = rsqrtf(w.m2 / static_cast<float>(n) + eps);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      const float normalized = (to_f(x_row[i]) - mean) * rstd;
+      y_row[i] = from_f<T>(normalized * param_at(gamma, i, 1.0f) + param_at(beta, i, 0.0f));
+    }
+    if (threadIdx.x == 0) write_stats(mean_out, rstd_out, row, mean, rstd);
+    // END TODO 3
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Version 3: the row in registers (row_in_registers.cuh). With the row at hand the exact
+// two-pass statistics cost no memory traffic, only a second team reduction.
+template <typename T, int kPacks, bool kWarpPerRow>
+__global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks), 1)
+    layernorm_registers_kernel(const T* x, const T* gamma, const T* beta, T* y, float* mean_out,
+                               float* rstd_out, int64_t rows, int64_t n, float eps) {
+  const auto team = RowTeam<kWarpPerRow>::make();
+  for (int64_t row = team.first_row; row < rows; row += team.row_stride) {
+    const T* x_row = x + row * n;
+    T* y_row = y + row * n;
+    const RowLayout<T> layout = make_row_layout<T>(n, x_row, y_row, gamma, beta, nullptr);
+    RowSlice<T, kPacks> slice;
+    load_row(slice, x_row, layout, team.rank, team.threads);
+    if constexpr (!kWarpPerRow && kPacks <= 2) {  // the few-rows layouts: latency first
+      prefetch_params<T, kPacks>(gamma, layout, team.rank, team.threads);
+      prefetch_params<T, kPacks>(beta, layout, team.rank, team.threads);
+    }
+    // TODO 5 (about 12 lines; checked by [ch10_norm][registers]):
+    //   mean = team.sum(thread_sum(slice, layout, rank, threads, v ↦ v)) / n; var the same way
+    //   with v ↦ (v − mean)² (thread_sum visits only the elements this thread holds, so empty
+    //   slots never count as (0 − mean)²); rstd = rsqrtf(var + eps). Every thread of the team
+    //   must call team.sum (it may hold a barrier). Then store_row(y_row, gamma, beta, slice,
+    //   layout, rank, threads, f) with f(v, g, b) = (v − mean) · rstd · g + b, and write_stats
+    //   from rank 0.
+    // BEGIN TODO 5
+    const float inv_n = 1.0f / static_cast<float>(n);
+    const float mean =
+        team.sum(thread_sum(slice, layout, team.rank, team.threads, [](float v) { return v; })) *
+        inv_n;
+    const float var = team.sum(thread_sum(slice, layout, team.rank, team.threads, [mean](float v) {
+      return (v - mean) * (v - mean);
+    })) * inv_n;
+    const float rstd = rsqrtf(var + eps);
+    store_row(y_row, gamma, beta, slice, layout, team.rank, team.threads,
+              [mean, rstd](float v, float g, float b) { return (v - mean) * rstd * g + b; });
+    if (team.rank == 0) write_stats(mean_out, rstd_out, row, mean, rstd);
+    // END TODO 5
+  }
+}
+
+}  // namespace detail
+
+const char* version_name(LayerNormVersion v) {
+  switch (v) {
+    case LayerNormVersion::TwoPass:
+      return "layernorm_1_two_pass";
+    case LayerNormVersion::Welford:
+      return "layernorm_2_welford";
+    case LayerNormVersion::Registers:
+      return "layernorm_3_registers";
+    case LayerNormVersion::Dispatch:
+      return "layernorm_dispatch";
+  }
+  return "?";
+}
+
+template <typename T>
+int64_t max_registers_n() {
+  return detail::registers_capacity<T>();
+}
+
+template <typename T>
+void layernorm(LayerNormVersion v, const T* x, const T* gamma, const T* beta, T* y, float* mean,
+               float* rstd, int64_t rows, int64_t n, float eps, cudaStream_t stream) {
+  CHECK_ARG(rows >= 0, "rows must be >= 0, got " << rows);
+  CHECK_ARG(n >= 1, "n must be >= 1, got " << n);
+  CHECK_ARG(std::isfinite(eps) && eps >= 0.0f, "eps must be finite and >= 0, got " << eps);
+  if (rows == 0) return;
+  CHECK_ARG(x != nullptr && y != nullptr, "x and y must not be null");
+  if (v == LayerNormVersion::Dispatch) v = choose_layernorm_version<T>(n);
+  using namespace detail;
+  switch (v) {
+    case LayerNormVersion::TwoPass:
+      layernorm_two_pass_kernel<<<grid_for_rows(rows), sweep_block_threads(n), 0, stream>>>(
+          x, gamma, beta, y, mean, rstd, rows, n, eps);
+      CUDA_CHECK_LAUNCH();
+      return;
+    case LayerNormVersion::Welford:
+      layernorm_welford_kernel<<<grid_for_rows(rows), sweep_block_threads(n), 0, stream>>>(
+          x, gamma, beta, y, mean, rstd, rows, n, eps);
+      CUDA_CHECK_LAUNCH();
+      return;
+    case LayerNormVersion::Registers: {
+      const auto config = registers_config<T>(rows, n);
+      CHECK_ARG(config.has_value(), "n = " << n << " does not fit in registers (at most "
+                                           << max_registers_n<T>() << " for this type)");
+      const int64_t rows_per_block = config->warp_per_row ? config->threads / 32 : 1;
+      with_registers_instance(*config, [&](auto packs, auto warp_per_row) {
+        layernorm_registers_kernel<T, decltype(packs)::value, decltype(warp_per_row)::value>
+            <<<grid_for_rows(rows, rows_per_block), config->threads, 0, stream>>>(
+                x, gamma, beta, y, mean, rstd, rows, n, eps);
+      });
+      CUDA_CHECK_LAUNCH();
+      return;
+    }
+    case LayerNormVersion::Dispatch:
+      break;
+  }
+  CHECK_ARG(false, "no kernel for version " << static_cast<int>(v)
+                                            << " (did choose_layernorm_version return Dispatch?)");
+}
+
+#define CH10_INSTANTIATE(T)                                                                   \
+  template int64_t max_registers_n<T>();                                                      \
+  template void layernorm(LayerNormVersion, const T*, const T*, const T*, T*, float*, float*, \
+                          int64_t, int64_t, float, cudaStream_t);
+CH10_INSTANTIATE(float)
+CH10_INSTANTIATE(__half)
+CH10_INSTANTIATE(__nv_bfloat16)
+#undef CH10_INSTANTIATE
+
+}  // namespace normalization

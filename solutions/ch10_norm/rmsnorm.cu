@@ -1,0 +1,187 @@
+// Chapter 10: RMSNorm, and the residual add fused into it.
+//
+//   1 block_loop  block per row: a sweep for Σx², a sweep to scale (given: it is TODO 1 with one
+//                 statistic instead of two, and the fallback for rows too long for registers)
+//   2 registers   the row in registers, as layernorm_3_registers: one statistic, one reduction
+//   3 dispatch    registers where the row fits, block_loop beyond (dispatch.cu)
+// The fused add_rmsnorm versions compute r = x + residual, write r back to `residual` (the next
+// layer's residual stream) and normalize r, all in the same kernel: 4 tensors move instead of the
+// 6 of an add kernel followed by an RMSNorm kernel.
+
+#include "norm.h"
+
+#include "norm_common.cuh"
+#include "registers_config.h"
+#include "row_in_registers.cuh"
+
+#include "common/block_reduce.cuh"
+#include "common/errors.hpp"
+
+#include <cmath>
+
+namespace normalization {
+namespace detail {
+
+// Version 1 (given). With kFused, the first sweep also forms r = x + residual, rounds it to T
+// and writes it back; the second sweep reads r again: the same thread wrote it, so no barrier is
+// needed beyond the reduction's.
+template <typename T, bool kFused>
+__global__ void rmsnorm_block_loop_kernel(const T* x, T* residual, const T* gamma, T* y,
+                                          float* rstd_out, int64_t rows, int64_t n, float eps) {
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const T* x_row = x + row * n;
+    T* r_row = kFused ? residual + row * n : nullptr;
+    T* y_row = y + row * n;
+    float sum_sq = 0.0f;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      float v = to_f(x_row[i]);
+      if constexpr (kFused) {
+        const T r = from_f<T>(v + to_f(r_row[i]));
+        r_row[i] = r;
+        v = to_f(r);
+      }
+      sum_sq += v * v;
+    }
+    const float mean_sq = common::block_reduce(sum_sq, common::Sum{}, 0.0f) / static_cast<float>(n);
+    const float rstd = rsqrtf(mean_sq + eps);
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      const float v = to_f(kFused ? r_row[i] : x_row[i]);
+      y_row[i] = from_f<T>(v * rstd * param_at(gamma, i, 1.0f));
+    }
+    if (threadIdx.x == 0) write_stats(nullptr, rstd_out, row, 0.0f, rstd);
+  }
+}
+
+// Version 2: the row in registers; with kFused, the residual add happens in registers too.
+template <typename T, int kPacks, bool kWarpPerRow, bool kFused>
+__global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks), 1)
+    rmsnorm_registers_kernel(const T* x, T* residual, const T* gamma, T* y, float* rstd_out,
+                             int64_t rows, int64_t n, float eps) {
+  const auto team = RowTeam<kWarpPerRow>::make();
+  for (int64_t row = team.first_row; row < rows; row += team.row_stride) {
+    const T* x_row = x + row * n;
+    T* r_row = kFused ? residual + row * n : nullptr;
+    T* y_row = y + row * n;
+    const RowLayout<T> layout = make_row_layout<T>(n, x_row, y_row, r_row, gamma, nullptr);
+    RowSlice<T, kPacks> slice;
+    load_row(slice, x_row, layout, team.rank, team.threads);
+    if constexpr (!kWarpPerRow && kPacks <= 2)  // the few-rows layouts: latency first
+      prefetch_params<T, kPacks>(gamma, layout, team.rank, team.threads);
+    if constexpr (kFused) {
+      // TODO 7 (about 12 lines; checked by [ch10_norm][fused_add]):
+      //   Load the residual row into a second RowSlice with load_row. For the slots this thread
+      //   holds (pack k while k · threads + rank < layout.packs; the extra element while
+      //   rank < layout.extras()), replace x by x + r rounded to T: add_rounded(slice.v[k],
+      //   res.v[k]) for packs, from_f<T>(to_f(x) + to_f(r)) for the extra element. That rounded
+      //   sum is exactly what is stored and then normalized. Write it back with
+      //   store_row(r_row, nullptr, nullptr, slice, layout, rank, threads, f), f(v, g, b) = v.
+      // BEGIN TODO 7
+      RowSlice<T, kPacks> res;
+      load_row(res, r_row, layout, team.rank, team.threads);
+#pragma unroll
+      for (int k = 0; k < kPacks; ++k)
+        if (int64_t{k} * team.threads + team.rank < layout.packs)
+          slice.v[k] = add_rounded(slice.v[k], res.v[k]);
+      if (team.rank < layout.extras()) slice.extra = from_f<T>(to_f(slice.extra) + to_f(res.extra));
+      store_row(r_row, static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), slice,
+                layout, team.rank, team.threads, [](float v, float, float) { return v; });
+      // END TODO 7
+    }
+    // TODO 6 (about 8 lines; checked by [ch10_norm][rmsnorm]):
+    //   mean_sq = team.sum(thread_sum(slice, layout, rank, threads, v ↦ v²)) / n,
+    //   rstd = rsqrtf(mean_sq + eps); store_row(y_row, gamma, nullptr, ...) with
+    //   f(v, g, b) = v · rstd · g; rank 0 stores rstd with write_stats(nullptr, rstd_out, ...).
+    // BEGIN TODO 6
+    const float mean_sq = team.sum(thread_sum(slice, layout, team.rank, team.threads, [](float v) {
+      return v * v;
+    })) / static_cast<float>(n);
+    const float rstd = rsqrtf(mean_sq + eps);
+    store_row(y_row, gamma, static_cast<const T*>(nullptr), slice, layout, team.rank, team.threads,
+              [rstd](float v, float g, float) { return v * rstd * g; });
+    if (team.rank == 0) write_stats(nullptr, rstd_out, row, 0.0f, rstd);
+    // END TODO 6
+  }
+}
+
+template <typename T, bool kFused>
+void launch(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, float* rstd,
+            int64_t rows, int64_t n, float eps, cudaStream_t stream) {
+  switch (v) {
+    case RmsNormVersion::BlockLoop:
+      rmsnorm_block_loop_kernel<T, kFused>
+          <<<grid_for_rows(rows), sweep_block_threads(n), 0, stream>>>(x, residual, gamma, y, rstd,
+                                                                       rows, n, eps);
+      CUDA_CHECK_LAUNCH();
+      return;
+    case RmsNormVersion::Registers: {
+      const auto config = registers_config<T>(rows, n);
+      CHECK_ARG(config.has_value(), "n = " << n << " does not fit in registers (at most "
+                                           << max_registers_n<T>() << " for this type)");
+      const int64_t rows_per_block = config->warp_per_row ? config->threads / 32 : 1;
+      with_registers_instance(*config, [&](auto packs, auto warp_per_row) {
+        rmsnorm_registers_kernel<T, decltype(packs)::value, decltype(warp_per_row)::value, kFused>
+            <<<grid_for_rows(rows, rows_per_block), config->threads, 0, stream>>>(
+                x, residual, gamma, y, rstd, rows, n, eps);
+      });
+      CUDA_CHECK_LAUNCH();
+      return;
+    }
+    case RmsNormVersion::Dispatch:
+      break;  // the callers resolve it first
+  }
+  CHECK_ARG(false, "no kernel for version " << static_cast<int>(v)
+                                            << " (did choose_rmsnorm_version return Dispatch?)");
+}
+
+void check_args(int64_t rows, int64_t n, float eps) {
+  CHECK_ARG(rows >= 0, "rows must be >= 0, got " << rows);
+  CHECK_ARG(n >= 1, "n must be >= 1, got " << n);
+  CHECK_ARG(std::isfinite(eps) && eps >= 0.0f, "eps must be finite and >= 0, got " << eps);
+}
+
+}  // namespace detail
+
+const char* version_name(RmsNormVersion v) {
+  switch (v) {
+    case RmsNormVersion::BlockLoop:
+      return "1_block_loop";
+    case RmsNormVersion::Registers:
+      return "2_registers";
+    case RmsNormVersion::Dispatch:
+      return "dispatch";
+  }
+  return "?";
+}
+
+template <typename T>
+void rmsnorm(RmsNormVersion v, const T* x, const T* gamma, T* y, float* rstd, int64_t rows,
+             int64_t n, float eps, cudaStream_t stream) {
+  detail::check_args(rows, n, eps);
+  if (rows == 0) return;
+  CHECK_ARG(x != nullptr && y != nullptr, "x and y must not be null");
+  if (v == RmsNormVersion::Dispatch) v = choose_rmsnorm_version<T>(n);
+  detail::launch<T, false>(v, x, nullptr, gamma, y, rstd, rows, n, eps, stream);
+}
+
+template <typename T>
+void add_rmsnorm(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, float* rstd,
+                 int64_t rows, int64_t n, float eps, cudaStream_t stream) {
+  detail::check_args(rows, n, eps);
+  if (rows == 0) return;
+  CHECK_ARG(x != nullptr && residual != nullptr && y != nullptr,
+            "x, residual and y must not be null");
+  if (v == RmsNormVersion::Dispatch) v = choose_rmsnorm_version<T>(n);
+  detail::launch<T, true>(v, x, residual, gamma, y, rstd, rows, n, eps, stream);
+}
+
+#define CH10_INSTANTIATE(T)                                                                       \
+  template void rmsnorm(RmsNormVersion, const T*, const T*, T*, float*, int64_t, int64_t, float,  \
+                        cudaStream_t);                                                            \
+  template void add_rmsnorm(RmsNormVersion, const T*, T*, const T*, T*, float*, int64_t, int64_t, \
+                            float, cudaStream_t);
+CH10_INSTANTIATE(float)
+CH10_INSTANTIATE(__half)
+CH10_INSTANTIATE(__nv_bfloat16)
+#undef CH10_INSTANTIATE
+
+}  // namespace normalization

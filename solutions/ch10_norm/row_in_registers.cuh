@@ -1,0 +1,247 @@
+// The row held in registers: each thread of a row's team (a warp, or a block) loads its share of
+// the row once with 16-byte loads, the statistics are reduced from registers, and the same
+// registers produce the output. x is read once and y written once: the minimum traffic.
+//
+// Layout of one row of n elements (columns), for a team of `threads` threads:
+//
+//   | head: up to x's first 16-byte boundary | packs of kVec elements ...      | tail < kVec |
+//     < kVec elements                          pack p → thread p % threads, slot p / threads
+//
+// Thread `rank` holds the packs p = k · threads + rank (k = 0 .. kPacks − 1): consecutive threads
+// read consecutive 16 bytes, so each warp-wide load moves 512 contiguous bytes. The head and the
+// tail (fewer than 2 · kVec elements together) are held one element each by the first threads.
+// The head is counted from x; the other pointers of the row (y, residual, γ, β) use the vector
+// path only when they are 16-byte aligned at the same column, otherwise every access of the row
+// is scalar (same layout, same registers, just narrower loads).
+#pragma once
+
+#include "norm_common.cuh"
+
+#include "common/block_reduce.cuh"
+#include "common/vector_io.cuh"
+
+#include <cstdint>
+#include <type_traits>
+
+namespace normalization::detail {
+
+template <typename T>
+struct RowLayout {
+  static constexpr int kVec = common::Pack<T>::kSize;
+  int64_t n = 0;
+  int64_t head = 0;   // scalar elements before x's first 16-byte boundary
+  int64_t packs = 0;  // full packs after the head
+  bool vectorized = false;
+
+  __device__ int64_t tail_begin() const { return head + packs * kVec; }
+  // Elements outside the packs: head + tail, fewer than 2 · kVec.
+  __device__ int extras() const { return static_cast<int>(n - packs * kVec); }
+  __device__ int64_t extra_column(int i) const { return i < head ? i : tail_begin() + (i - head); }
+};
+
+template <typename T>
+__device__ __forceinline__ bool aligned_at(const T* p, int64_t column) {
+  return p == nullptr || reinterpret_cast<uintptr_t>(p + column) % 16 == 0;
+}
+
+// The layout of one row; every pointer given (nullptr: absent) must be 16-byte aligned at the
+// head column for the row to use 16-byte accesses.
+template <typename T>
+__device__ __forceinline__ RowLayout<T> make_row_layout(int64_t n, const T* x, const T* a,
+                                                        const T* b, const T* c, const T* d) {
+  RowLayout<T> layout;
+  layout.n = n;
+  layout.head = common::elements_to_alignment(x, n);
+  layout.packs = (n - layout.head) / RowLayout<T>::kVec;
+  layout.vectorized = aligned_at(a, layout.head) && aligned_at(b, layout.head) &&
+                      aligned_at(c, layout.head) && aligned_at(d, layout.head);
+  return layout;
+}
+
+// One thread's share of a row, kept as the raw 16-byte packs it was loaded as (4 registers per
+// pack for every T: a bf16 row costs half the registers of an fp32 row) and widened to float
+// where it is used. Slots past the row's end are never read.
+template <typename T, int kPacks>
+struct RowSlice {
+  static constexpr int kVec = common::Pack<T>::kSize;
+  common::Pack<T> v[kPacks];
+  T extra;
+};
+
+// Which threads share a row: a warp (warp per row, several rows per block) or the whole block.
+template <bool kWarpPerRow>
+struct RowTeam {
+  int rank;
+  int threads;
+  int64_t first_row;
+  int64_t row_stride;
+
+  __device__ static RowTeam make() {
+    if constexpr (kWarpPerRow) {
+      const int warps = blockDim.x / common::kWarpSize;
+      return {static_cast<int>(threadIdx.x % common::kWarpSize), common::kWarpSize,
+              int64_t{blockIdx.x} * warps + threadIdx.x / common::kWarpSize,
+              int64_t{gridDim.x} * warps};
+    } else {
+      return {static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x), int64_t{blockIdx.x},
+              int64_t{gridDim.x}};
+    }
+  }
+  // The reduction over the team, returned to every thread of it: shuffles only for a warp,
+  // shuffles and one exchange through shared memory for a block.
+  template <typename V, typename Op>
+  __device__ V reduce(V value, Op op, V identity) const {
+    if constexpr (kWarpPerRow) {
+      return common::warp_reduce(value, op);
+    } else {
+      return common::block_reduce(value, op, identity);
+    }
+  }
+  __device__ float sum(float value) const { return reduce(value, common::Sum{}, 0.0f); }
+};
+
+// Fills the thread's slice of `row` (layout from make_row_layout).
+template <typename T, int kPacks>
+__device__ __forceinline__ void load_row(RowSlice<T, kPacks>& slice, const T* row,
+                                         const RowLayout<T>& layout, int rank, int threads) {
+  // TODO 4 (about 16 lines; checked by [ch10_norm][registers]):
+  //   For k = 0 .. kPacks − 1: pack p = k · threads + rank starts at column head + p · kVec
+  //   (kVec = RowLayout<T>::kVec). If p < layout.packs, read it into slice.v[k]: one
+  //   common::load_pack (16 bytes) when layout.vectorized, else kVec scalar loads into
+  //   slice.v[k].v[e]. Slots with p >= layout.packs are never read: leave them. Then
+  //   slice.extra = row[extra_column(rank)] when rank < layout.extras(). Put `#pragma unroll`
+  //   on the loops over k and e: with constant indices the slice stays in registers (a runtime
+  //   index would move it to local memory).
+  // BEGIN TODO 4
+  constexpr int kVec = RowLayout<T>::kVec;
+#pragma unroll
+  for (int k = 0; k < kPacks; ++k) {
+    const int64_t p = int64_t{k} * threads + rank;
+    if (p < layout.packs) {
+      const T* src = row + layout.head + p * kVec;
+      if (layout.vectorized) {
+        slice.v[k] = common::load_pack(src);
+      } else {
+#pragma unroll
+        for (int e = 0; e < kVec; ++e)
+          slice.v[k].v[e] = src[e];
+      }
+    }
+  }
+  if (rank < layout.extras()) slice.extra = row[layout.extra_column(rank)];
+  // END TODO 4
+}
+
+// a + b elementwise, rounded once to T. Half and bf16 use the packed instructions (add.rn.f16x2,
+// add.rn.bf16x2: the exact sum rounded once, as a float add followed by one rounding would give)
+// and never widen the pack: widening both operands would double the registers a slice costs.
+template <typename T>
+__device__ __forceinline__ common::Pack<T> add_rounded(const common::Pack<T>& a,
+                                                       const common::Pack<T>& b) {
+  common::Pack<T> sum;
+  if constexpr (std::is_same_v<T, float>) {
+#pragma unroll
+    for (int e = 0; e < common::Pack<T>::kSize; ++e)
+      sum.v[e] = a.v[e] + b.v[e];
+  } else {
+    using T2 = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
+    const T2* a2 = reinterpret_cast<const T2*>(a.v);
+    const T2* b2 = reinterpret_cast<const T2*>(b.v);
+    T2* s2 = reinterpret_cast<T2*>(sum.v);
+#pragma unroll
+    for (int e = 0; e < common::Pack<T>::kSize / 2; ++e)
+      s2[e] = __hadd2(a2[e], b2[e]);
+  }
+  return sum;
+}
+
+// Asks L2 for the parameter columns this thread will use (γ or β), while x is still loading.
+// With few rows nothing has brought γ into L2 yet, and fetching it only after the reduction
+// would add a second round trip to DRAM to a kernel that is all latency.
+template <typename T, int kPacks>
+__device__ __forceinline__ void prefetch_params(const T* params, const RowLayout<T>& layout,
+                                                int rank, int threads) {
+  if (params == nullptr) return;
+#pragma unroll
+  for (int k = 0; k < kPacks; ++k) {
+    const int64_t p = int64_t{k} * threads + rank;
+    if (p < layout.packs)
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(params + layout.head + p * RowLayout<T>::kVec));
+  }
+}
+
+// Σ f(v) over the elements of the row this thread holds, widened to float.
+template <typename T, int kPacks, typename F>
+__device__ __forceinline__ float thread_sum(const RowSlice<T, kPacks>& slice,
+                                            const RowLayout<T>& layout, int rank, int threads,
+                                            F f) {
+  float s = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kPacks; ++k) {
+    if (int64_t{k} * threads + rank < layout.packs) {
+#pragma unroll
+      for (int e = 0; e < RowLayout<T>::kVec; ++e)
+        s += f(to_f(slice.v[k].v[e]));
+    }
+  }
+  if (rank < layout.extras()) s += f(to_f(slice.extra));
+  return s;
+}
+
+// kVec consecutive parameters from column `col` (16-byte aligned when vectorized), or `absent`.
+template <typename T>
+__device__ __forceinline__ void load_params(const T* p, int64_t col, bool vectorized, float absent,
+                                            float (&out)[common::Pack<T>::kSize]) {
+  constexpr int kVec = common::Pack<T>::kSize;
+  if (p == nullptr) {
+#pragma unroll
+    for (int e = 0; e < kVec; ++e)
+      out[e] = absent;
+  } else if (vectorized) {
+    const common::Pack<T> pack = common::load_pack(p + col);
+#pragma unroll
+    for (int e = 0; e < kVec; ++e)
+      out[e] = to_f(pack.v[e]);
+  } else {
+#pragma unroll
+    for (int e = 0; e < kVec; ++e)
+      out[e] = to_f(__ldg(p + col + e));
+  }
+}
+
+// Writes row[j] = f(v_j, γ_j, β_j) for every element the thread holds; γ and β are read with
+// 16-byte loads on the vector path (nullptr: 1 and 0).
+template <typename T, int kPacks, typename F>
+__device__ __forceinline__ void store_row(T* row, const T* gamma, const T* beta,
+                                          const RowSlice<T, kPacks>& slice,
+                                          const RowLayout<T>& layout, int rank, int threads, F f) {
+  constexpr int kVec = RowLayout<T>::kVec;
+#pragma unroll
+  for (int k = 0; k < kPacks; ++k) {
+    const int64_t p = int64_t{k} * threads + rank;
+    if (p < layout.packs) {
+      const int64_t col = layout.head + p * kVec;
+      float g[kVec], b[kVec];
+      load_params(gamma, col, layout.vectorized, 1.0f, g);
+      load_params(beta, col, layout.vectorized, 0.0f, b);
+      common::Pack<T> out;
+#pragma unroll
+      for (int e = 0; e < kVec; ++e)
+        out.v[e] = from_f<T>(f(to_f(slice.v[k].v[e]), g[e], b[e]));
+      if (layout.vectorized) {
+        common::store_pack(row + col, out);
+      } else {
+#pragma unroll
+        for (int e = 0; e < kVec; ++e)
+          row[col + e] = out.v[e];
+      }
+    }
+  }
+  if (rank < layout.extras()) {
+    const int64_t col = layout.extra_column(rank);
+    row[col] =
+        from_f<T>(f(to_f(slice.extra), param_at(gamma, col, 1.0f), param_at(beta, col, 0.0f)));
+  }
+}
+
+}  // namespace normalization::detail
