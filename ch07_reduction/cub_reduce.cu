@@ -15,53 +15,53 @@ struct ToFloat {
   }
 };
 
-// TransformReduce widens half/bf16 to float before adding, as our kernels do.
-template <typename T, typename Op>
-size_t transform_reduce(const T* x, int64_t n, float* out, void* temp, size_t temp_bytes, Op op,
-                        float init, cudaStream_t stream) {
+// CUB's two-phase protocol, shared by every wrapper: `cub_call(temp, bytes)` first reports the
+// temporary storage it needs (temp == nullptr), then runs with the caller's storage.
+template <typename CubCall>
+size_t query_then_run(int64_t n, void* temp, size_t temp_bytes, CubCall cub_call) {
   CHECK_ARG(n >= 0, "n must be >= 0, got " << n);
   size_t needed = 0;
-  CUDA_CHECK(cub::DeviceReduce::TransformReduce(nullptr, needed, x, out, n, op, ToFloat{}, init,
-                                                stream));
+  CUDA_CHECK(cub_call(nullptr, needed));
   if (temp == nullptr) return needed;
   CHECK_ARG(temp_bytes >= needed, "CUB needs " << needed << " bytes of temp storage, got " << temp_bytes);
-  CUDA_CHECK(cub::DeviceReduce::TransformReduce(temp, temp_bytes, x, out, n, op, ToFloat{}, init,
-                                                stream));
+  CUDA_CHECK(cub_call(temp, temp_bytes));
   return needed;
+}
+
+// TransformReduce widens half/bf16 to float before adding, as our kernels do.
+template <typename T>
+size_t widening_sum(const T* x, int64_t n, float* out, void* temp, size_t temp_bytes,
+                    cudaStream_t stream) {
+  return query_then_run(n, temp, temp_bytes, [&](void* t, size_t& bytes) {
+    return cub::DeviceReduce::TransformReduce(t, bytes, x, out, n, cuda::std::plus<float>{},
+                                              ToFloat{}, 0.0f, stream);
+  });
 }
 
 }  // namespace
 
 size_t sum(const float* x, int64_t n, float* out, void* temp, size_t temp_bytes,
            cudaStream_t stream) {
-  CHECK_ARG(n >= 0, "n must be >= 0, got " << n);
-  size_t needed = 0;
-  CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, needed, x, out, n, stream));
-  if (temp == nullptr) return needed;
-  CHECK_ARG(temp_bytes >= needed, "CUB needs " << needed << " bytes of temp storage, got " << temp_bytes);
-  CUDA_CHECK(cub::DeviceReduce::Sum(temp, temp_bytes, x, out, n, stream));
-  return needed;
+  return query_then_run(n, temp, temp_bytes, [&](void* t, size_t& bytes) {
+    return cub::DeviceReduce::Sum(t, bytes, x, out, n, stream);
+  });
 }
 
 size_t sum(const __half* x, int64_t n, float* out, void* temp, size_t temp_bytes,
            cudaStream_t stream) {
-  return transform_reduce(x, n, out, temp, temp_bytes, cuda::std::plus<float>{}, 0.0f, stream);
+  return widening_sum(x, n, out, temp, temp_bytes, stream);
 }
 
 size_t sum(const __nv_bfloat16* x, int64_t n, float* out, void* temp, size_t temp_bytes,
            cudaStream_t stream) {
-  return transform_reduce(x, n, out, temp, temp_bytes, cuda::std::plus<float>{}, 0.0f, stream);
+  return widening_sum(x, n, out, temp, temp_bytes, stream);
 }
 
 size_t max(const float* x, int64_t n, float* out, void* temp, size_t temp_bytes,
            cudaStream_t stream) {
-  CHECK_ARG(n >= 0, "n must be >= 0, got " << n);
-  size_t needed = 0;
-  CUDA_CHECK(cub::DeviceReduce::Max(nullptr, needed, x, out, n, stream));
-  if (temp == nullptr) return needed;
-  CHECK_ARG(temp_bytes >= needed, "CUB needs " << needed << " bytes of temp storage, got " << temp_bytes);
-  CUDA_CHECK(cub::DeviceReduce::Max(temp, temp_bytes, x, out, n, stream));
-  return needed;
+  return query_then_run(n, temp, temp_bytes, [&](void* t, size_t& bytes) {
+    return cub::DeviceReduce::Max(t, bytes, x, out, n, stream);
+  });
 }
 
 }  // namespace cub_baseline

@@ -46,10 +46,12 @@ double relative_l2_error(const std::vector<T>& got, const std::vector<double>& r
   return ref2 > 0.0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
 }
 
-inline double to_double(float v) { return v; }
+// Any element type, or an already-double reference value, as double.
 inline double to_double(double v) { return v; }
-inline double to_double(__half v) { return to_float(v); }
-inline double to_double(__nv_bfloat16 v) { return to_float(v); }
+template <typename T>
+double to_double(T v) {
+  return static_cast<double>(to_float(v));
+}
 
 // Elementwise |got − ref| ≤ atol + rtol·|ref|, after checking that every element was written
 // (no poison left) and that the sizes agree. `what` names the output in messages.
