@@ -23,7 +23,8 @@ size_t query_then_run(int64_t n, void* temp, size_t temp_bytes, CubCall cub_call
   size_t needed = 0;
   CUDA_CHECK(cub_call(nullptr, needed));
   if (temp == nullptr) return needed;
-  CHECK_ARG(temp_bytes >= needed, "CUB needs " << needed << " bytes of temp storage, got " << temp_bytes);
+  CHECK_ARG(temp_bytes >= needed,
+            "CUB needs " << needed << " bytes of temp storage, got " << temp_bytes);
   CUDA_CHECK(cub_call(temp, temp_bytes));
   return needed;
 }

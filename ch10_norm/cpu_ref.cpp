@@ -102,4 +102,14 @@ CH10_INSTANTIATE(__half)
 CH10_INSTANTIATE(__nv_bfloat16)
 #undef CH10_INSTANTIATE
 
+double variance(const std::vector<float>& x) {
+  double mean = 0.0, m2 = 0.0;
+  for (float v : x)
+    mean += v;
+  mean /= static_cast<double>(x.size());
+  for (float v : x)
+    m2 += (v - mean) * (v - mean);
+  return m2 / static_cast<double>(x.size());
+}
+
 }  // namespace cpu_ref

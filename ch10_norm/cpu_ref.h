@@ -42,4 +42,7 @@ AddRmsNormOutput<T> add_rmsnorm(const std::vector<T>& x, const std::vector<T>& r
 template <typename T>
 double mean_abs(const T* row, int64_t n);
 
+// Population variance of x, two passes in double: the exact value the tests measure against.
+double variance(const std::vector<float>& x);
+
 }  // namespace cpu_ref

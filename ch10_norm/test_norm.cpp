@@ -2,6 +2,7 @@
 // ch10_norm) and against the solution (label solutions). Each TEST_CASE checks one TODO (or the
 // TODOs one version needs), for fp32, fp16 and bf16.
 #include "check.h"
+#include "cpu_ref.h"
 #include "norm.h"
 
 #include "common/catch_compat.hpp"
@@ -149,16 +150,6 @@ void check_add_rmsnorm_version(RmsNormVersion v, int64_t max_n) {
 
 constexpr int64_t kAnyN = int64_t{1} << 40;
 
-double two_pass_variance(const std::vector<float>& x) {
-  double mean = 0.0, m2 = 0.0;
-  for (float v : x)
-    mean += v;
-  mean /= static_cast<double>(x.size());
-  for (float v : x)
-    m2 += (v - mean) * (v - mean);
-  return m2 / static_cast<double>(x.size());
-}
-
 }  // namespace
 
 TEST_CASE("layernorm two-pass: mean, variance of x - mean, normalize", "[ch10_norm][two_pass]") {
@@ -174,7 +165,7 @@ TEST_CASE("the one-pass variance E[x^2] - E[x]^2 fails on data with a large mean
   const int64_t n = 4096;
   // Mean 0: the formula is right (Σx² and Σx are both well below float's ulp trouble).
   const std::vector<float> centered = common::gen::normal(n, 11, 0.0f, 1.0f);
-  const double centered_var = two_pass_variance(centered);
+  const double centered_var = cpu_ref::variance(centered);
   const float centered_got = normalization::one_pass_variance_float(centered.data(), n);
   INFO("mean 0, std 1: one-pass gives " << centered_got << ", exact " << centered_var);
   REQUIRE(std::fabs(centered_got - centered_var) <= 1e-4 * centered_var);
@@ -183,7 +174,7 @@ TEST_CASE("the one-pass variance E[x^2] - E[x]^2 fails on data with a large mean
   // (≈ 1) is pure rounding noise. This is the failure the chapter documents: the result is off
   // by more than the variance itself, or even negative (rsqrt would give NaN).
   const std::vector<float> shifted = common::gen::normal(n, 11, 1e4f, 1.0f);
-  const double shifted_var = two_pass_variance(shifted);
+  const double shifted_var = cpu_ref::variance(shifted);
   const float shifted_got = normalization::one_pass_variance_float(shifted.data(), n);
   INFO("mean 1e4, std 1: one-pass gives " << shifted_got << ", exact " << shifted_var);
   REQUIRE_FALSE(std::fabs(shifted_got - shifted_var) <= 0.5 * shifted_var);

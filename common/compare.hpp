@@ -47,7 +47,9 @@ double relative_l2_error(const std::vector<T>& got, const std::vector<double>& r
 }
 
 // Any element type, or an already-double reference value, as double.
-inline double to_double(double v) { return v; }
+inline double to_double(double v) {
+  return v;
+}
 template <typename T>
 double to_double(T v) {
   return static_cast<double>(to_float(v));
@@ -77,8 +79,8 @@ CheckResult check_close(const std::vector<T>& got, const std::vector<double>& re
   }
   if (bad == 0) return CheckResult::pass();
   std::ostringstream msg;
-  msg << what << ": " << bad << " of " << ref.size() << " elements out of tolerance; first:"
-      << first.str();
+  msg << what << ": " << bad << " of " << ref.size()
+      << " elements out of tolerance; first:" << first.str();
   return CheckResult::fail(msg.str());
 }
 
