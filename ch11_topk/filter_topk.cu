@@ -43,6 +43,9 @@ constexpr int kBlocksPerSM = 8;
 constexpr int kElementsPerThread = 16;
 constexpr int kTile = kFilterThreads * kElementsPerThread;
 
+// Candidates at which a block with a small k compacts its buffer (CandidateFilter::end_tile).
+constexpr int kEarlyCompaction = 256;
+
 // Buffer sizes: the buffer must hold the k kept after a compaction plus one whole tile.
 template <int kMaxKOfConfig, int kCapacityOfConfig>
 struct FilterConfig {
@@ -76,13 +79,22 @@ struct CandidateFilter {
 
   // After each tile. The thread that made the last append of the block saw the true count, so
   // a barrier that ORs "my view is too full" decides for the whole block with one barrier.
+  // "Too full" comes early for small k: the threshold rises only when the buffer is compacted,
+  // and a compaction of a few hundred candidates is cheap, while a stale threshold lets through
+  // every element above it for the rest of the row. The buffer must still take one more tile.
   __device__ __forceinline__ void end_tile() {
-    if (__syncthreads_or(seen_end > Config::kCapacity - kTile)) compact();
+    const int limit = 2 * k > kEarlyCompaction ? 2 * k : kEarlyCompaction;
+    const int full = Config::kCapacity - kTile;
+    if (__syncthreads_or(seen_end > (limit < full ? limit : full))) compact();
+  }
+
+  __device__ void raise(uint64_t t) {
+    threshold = t;
+    threshold_value = key_value<T>(static_cast<uint32_t>(t >> 32));
   }
 
   __device__ void compact() {
-    threshold = select_top_k<kKeyBits>(buffer, *count, k, winners, *scratch);
-    threshold_value = key_value<T>(static_cast<uint32_t>(threshold >> 32));
+    raise(select_top_k<kKeyBits>(buffer, *count, k, winners, *scratch));
     seen_end = k;
     if (threadIdx.x == 0) *count = k;
     __syncthreads();
@@ -97,10 +109,23 @@ struct CandidateFilter {
     return k;
   }
 
+  // The first threshold, before the first tile is offered: the k-th largest of the threads'
+  // best elements of that tile. Those k elements are distinct and all at least that large, so the
+  // row's k-th best is too, and no element of the answer is filtered out. Without it the first
+  // tile would pass whole and be compacted: a radix select over 2048 candidates instead of one
+  // over 128. Needs k < kFilterThreads; the region at the buffer's end is unused until then.
+  __device__ void seed(uint64_t thread_best) {
+    if (k >= kFilterThreads) return;
+    uint64_t* seeds = buffer + Config::kCapacity - kFilterThreads;
+    seeds[threadIdx.x] = thread_best;
+    __syncthreads();
+    const uint64_t t = select_top_k<kKeyBits>(seeds, kFilterThreads, k, winners, *scratch);
+    if (t > threshold) raise(t);
+  }
+
   // Empties the buffer; `start` is a threshold known to be <= the k-th best of what follows.
   __device__ void reset(uint64_t start) {
-    threshold = start;
-    threshold_value = key_value<T>(static_cast<uint32_t>(start >> 32));
+    raise(start);
     seen_end = 0;
     if (threadIdx.x == 0) *count = 0;
     __syncthreads();
@@ -175,6 +200,19 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
     }
   };
   load_tile(0);
+  {  // the first threshold, from the first tile (CandidateFilter::seed)
+    uint64_t best = kEmptySlot;
+#pragma unroll
+    for (int j = 0; j < kPacks; ++j) {
+      const int64_t p = j * kFilterThreads + threadIdx.x;
+      const uint32_t pack_index = static_cast<uint32_t>(first_index + p * kVec);
+#pragma unroll
+      for (int e = 0; e < kVec; ++e)
+        if (p < num_packs)
+          best = MaxComposite{}(best, composite(order_key(next[j].v[e]), pack_index + e));
+    }
+    filter.seed(best);
+  }
   for (int64_t p0 = 0; p0 < num_packs; p0 += kStep) {
     Vec packs[kPacks];
 #pragma unroll
@@ -221,6 +259,13 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
 template <class Filter>
 __device__ __forceinline__ void stream_composites(const uint64_t* list, int64_t total,
                                                   Filter& filter) {
+  uint64_t best = kEmptySlot;  // the thread's best of the first tile: CandidateFilter::seed
+  for (int j = 0; j < kElementsPerThread; ++j) {
+    const int64_t i = j * kFilterThreads + threadIdx.x;
+    if (i < total)
+      best = MaxComposite{}(best, __ldcg(reinterpret_cast<const unsigned long long*>(list + i)));
+  }
+  filter.seed(best);
   for (int64_t i0 = 0; i0 < total; i0 += kTile) {
 #pragma unroll
     for (int j = 0; j < kElementsPerThread; ++j) {
