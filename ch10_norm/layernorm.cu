@@ -37,9 +37,9 @@ __global__ void layernorm_two_pass_kernel(const T* x, const T* gamma, const T* b
     T* y_row = y + row * n;
     // TODO 1 (about 18 lines; checked by [ch10_norm][two_pass]):
     //   Each thread sums x_row[i] for i = threadIdx.x, threadIdx.x + blockDim.x, ... < n (widen
-    //   with to_f); common::block_reduce(s, common::Sum{}, 0.0f) gives every thread the row's
+    //   with to_float); common::block_reduce(s, common::Sum{}, 0.0f) gives every thread the row's
     //   sum; mean = sum / n. Second sweep: the sum of (x − mean)²; var = that / n and
-    //   rstd = rsqrtf(var + eps). Third sweep: y_row[i] = from_f<T>((x − mean) · rstd · γ_i + β_i)
+    //   rstd = rsqrtf(var + eps). Third sweep: y_row[i] = from_float<T>((x − mean) · rstd · γ_i + β_i)
     //   with param_at(gamma, i, 1.0f) and param_at(beta, i, 0.0f). Thread 0 stores the statistics
     //   with write_stats(mean_out, rstd_out, row, mean, rstd).
     // BEGIN TODO 1

@@ -1,10 +1,12 @@
-// Device helpers every kernel of the chapter shares: conversions between T and float, the optional
-// affine parameters, and the row loop of a block.
+// Device helpers every kernel of the chapter shares: the optional affine parameters, the statistics
+// outputs, the grid of the row loops (T <-> float conversions come from common/dtype.hpp).
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+
+#include "common/dtype.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -12,35 +14,13 @@
 
 namespace normalization::detail {
 
-__device__ __forceinline__ float to_f(float v) {
-  return v;
-}
-__device__ __forceinline__ float to_f(__half v) {
-  return __half2float(v);
-}
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) {
-  return __bfloat162float(v);
-}
-
-template <typename T>
-__device__ __forceinline__ T from_f(float v);
-template <>
-__device__ __forceinline__ float from_f<float>(float v) {
-  return v;
-}
-template <>
-__device__ __forceinline__ __half from_f<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
+using common::from_float;
+using common::to_float;
 
 // γ_j or β_j, or the neutral value when the parameter is absent (nullptr).
 template <typename T>
 __device__ __forceinline__ float param_at(const T* p, int64_t j, float absent) {
-  return p == nullptr ? absent : to_f(__ldg(p + j));
+  return p == nullptr ? absent : to_float(__ldg(p + j));
 }
 
 __device__ __forceinline__ void write_stats(float* mean_out, float* rstd_out, int64_t row,

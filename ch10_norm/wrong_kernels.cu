@@ -10,9 +10,9 @@
 namespace wrong {
 namespace {
 
-using normalization::detail::from_f;
+using common::from_float;
+using common::to_float;
 using normalization::detail::param_at;
-using normalization::detail::to_f;
 using normalization::detail::write_stats;
 
 constexpr int kBlock = 256;
@@ -36,7 +36,7 @@ __global__ void layernorm_kernel(const T* x, const T* gamma, const T* beta, T* y
     const int64_t end = kBug == Bug::DropsLastElement ? n - 1 : n;
     Acc sum = Acc(0.0f), sum_sq = Acc(0.0f);
     for (int64_t i = threadIdx.x; i < end; i += blockDim.x) {
-      const float v = to_f(x_row[i]);
+      const float v = to_float(x_row[i]);
       sum = Acc(float(sum) + v);
       sum_sq = Acc(float(sum_sq) + v * v);
     }
@@ -47,7 +47,7 @@ __global__ void layernorm_kernel(const T* x, const T* gamma, const T* beta, T* y
     } else {
       float centred = 0.0f;
       for (int64_t i = threadIdx.x; i < end; i += blockDim.x) {
-        const float d = to_f(x_row[i]) - mean;
+        const float d = to_float(x_row[i]) - mean;
         centred += d * d;
       }
       var = row_sum<kBug>(centred) / static_cast<float>(n);
@@ -55,8 +55,8 @@ __global__ void layernorm_kernel(const T* x, const T* gamma, const T* beta, T* y
     const float rstd = kBug == Bug::NoEps ? rsqrtf(var) : rsqrtf(var + eps);
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
       const float out =
-          (to_f(x_row[i]) - mean) * rstd * param_at(gamma, i, 1.0f) + param_at(beta, i, 0.0f);
-      y_row[i] = from_f<T>(kBug == Bug::WritesZeros ? 0.0f : out);
+          (to_float(x_row[i]) - mean) * rstd * param_at(gamma, i, 1.0f) + param_at(beta, i, 0.0f);
+      y_row[i] = from_float<T>(kBug == Bug::WritesZeros ? 0.0f : out);
     }
     // Past every row; for the last row that is past the output (what the guards see).
     if (kBug == Bug::WritesPastRow && threadIdx.x == 0 && row == rows - 1) y_row[n] = y_row[0];

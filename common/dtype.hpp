@@ -29,18 +29,22 @@ struct DType<__nv_bfloat16> {
   static constexpr double unit_roundoff = 0x1p-8;
 };
 
-inline float to_float(float v) { return v; }
-inline float to_float(__half v) { return __half2float(v); }
-inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+// Host and device: kernels widen with these too (the conversions are exact; rounding back is to
+// nearest even).
+__host__ __device__ inline float to_float(float v) { return v; }
+__host__ __device__ inline float to_float(__half v) { return __half2float(v); }
+__host__ __device__ inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 
 template <typename T>
-T from_float(float v);
+__host__ __device__ T from_float(float v);
 template <>
-inline float from_float<float>(float v) { return v; }
+__host__ __device__ inline float from_float<float>(float v) { return v; }
 template <>
-inline __half from_float<__half>(float v) { return __float2half_rn(v); }
+__host__ __device__ inline __half from_float<__half>(float v) { return __float2half_rn(v); }
 template <>
-inline __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+__host__ __device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
 
 // Round every value to T (what the GPU will read), e.g. to build a bf16 input from fp32 data.
 template <typename T>

@@ -37,26 +37,26 @@ __global__ void layernorm_two_pass_kernel(const T* x, const T* gamma, const T* b
     T* y_row = y + row * n;
     // TODO 1 (about 18 lines; checked by [ch10_norm][two_pass]):
     //   Each thread sums x_row[i] for i = threadIdx.x, threadIdx.x + blockDim.x, ... < n (widen
-    //   with to_f); common::block_reduce(s, common::Sum{}, 0.0f) gives every thread the row's
+    //   with to_float); common::block_reduce(s, common::Sum{}, 0.0f) gives every thread the row's
     //   sum; mean = sum / n. Second sweep: the sum of (x − mean)²; var = that / n and
-    //   rstd = rsqrtf(var + eps). Third sweep: y_row[i] = from_f<T>((x − mean) · rstd · γ_i + β_i)
+    //   rstd = rsqrtf(var + eps). Third sweep: y_row[i] = from_float<T>((x − mean) · rstd · γ_i + β_i)
     //   with param_at(gamma, i, 1.0f) and param_at(beta, i, 0.0f). Thread 0 stores the statistics
     //   with write_stats(mean_out, rstd_out, row, mean, rstd).
     // BEGIN TODO 1
     float sum = 0.0f;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
-      sum += to_f(x_row[i]);
+      sum += to_float(x_row[i]);
     const float mean = common::block_reduce(sum, common::Sum{}, 0.0f) / static_cast<float>(n);
     float sum_sq = 0.0f;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-      const float d = to_f(x_row[i]) - mean;
+      const float d = to_float(x_row[i]) - mean;
       sum_sq += d * d;
     }
     const float var = common::block_reduce(sum_sq, common::Sum{}, 0.0f) / static_cast<float>(n);
     const float rstd = rsqrtf(var + eps);
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-      const float normalized = (to_f(x_row[i]) - mean) * rstd;
-      y_row[i] = from_f<T>(normalized * param_at(gamma, i, 1.0f) + param_at(beta, i, 0.0f));
+      const float normalized = (to_float(x_row[i]) - mean) * rstd;
+      y_row[i] = from_float<T>(normalized * param_at(gamma, i, 1.0f) + param_at(beta, i, 0.0f));
     }
     if (threadIdx.x == 0) write_stats(mean_out, rstd_out, row, mean, rstd);
     // END TODO 1
@@ -82,7 +82,7 @@ __global__ void layernorm_welford_kernel(const T* x, const T* gamma, const T* be
     // BEGIN TODO 3
     common::Welford w{0.0f, 0.0f, 0.0f};
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-      const float v = to_f(x_row[i]);
+      const float v = to_float(x_row[i]);
       w.count += 1.0f;
       const float delta = v - w.mean;
       w.mean += delta / w.count;
@@ -92,8 +92,8 @@ __global__ void layernorm_welford_kernel(const T* x, const T* gamma, const T* be
     const float mean = w.mean;
     const float rstd = rsqrtf(w.m2 / static_cast<float>(n) + eps);
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-      const float normalized = (to_f(x_row[i]) - mean) * rstd;
-      y_row[i] = from_f<T>(normalized * param_at(gamma, i, 1.0f) + param_at(beta, i, 0.0f));
+      const float normalized = (to_float(x_row[i]) - mean) * rstd;
+      y_row[i] = from_float<T>(normalized * param_at(gamma, i, 1.0f) + param_at(beta, i, 0.0f));
     }
     if (threadIdx.x == 0) write_stats(mean_out, rstd_out, row, mean, rstd);
     // END TODO 3

@@ -34,19 +34,19 @@ __global__ void rmsnorm_block_loop_kernel(const T* x, T* residual, const T* gamm
     T* y_row = y + row * n;
     float sum_sq = 0.0f;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-      float v = to_f(x_row[i]);
+      float v = to_float(x_row[i]);
       if constexpr (kFused) {
-        const T r = from_f<T>(v + to_f(r_row[i]));
+        const T r = from_float<T>(v + to_float(r_row[i]));
         r_row[i] = r;
-        v = to_f(r);
+        v = to_float(r);
       }
       sum_sq += v * v;
     }
     const float mean_sq = common::block_reduce(sum_sq, common::Sum{}, 0.0f) / static_cast<float>(n);
     const float rstd = rsqrtf(mean_sq + eps);
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-      const float v = to_f(kFused ? r_row[i] : x_row[i]);
-      y_row[i] = from_f<T>(v * rstd * param_at(gamma, i, 1.0f));
+      const float v = to_float(kFused ? r_row[i] : x_row[i]);
+      y_row[i] = from_float<T>(v * rstd * param_at(gamma, i, 1.0f));
     }
     if (threadIdx.x == 0) write_stats(nullptr, rstd_out, row, 0.0f, rstd);
   }
@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks), 1)
       //   Load the residual row into a second RowSlice with load_row. For the slots this thread
       //   holds (pack k while k · threads + rank < layout.packs; the extra element while
       //   rank < layout.extras()), replace x by x + r rounded to T: add_rounded(slice.v[k],
-      //   res.v[k]) for packs, from_f<T>(to_f(x) + to_f(r)) for the extra element. That rounded
+      //   res.v[k]) for packs, from_float<T>(to_float(x) + to_float(r)) for the extra element. That rounded
       //   sum is exactly what is stored and then normalized. Write it back with
       //   store_row(r_row, nullptr, nullptr, slice, layout, rank, threads, f), f(v, g, b) = v.
       // BEGIN TODO 7
@@ -82,7 +82,7 @@ __global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks), 1)
       for (int k = 0; k < kPacks; ++k)
         if (int64_t{k} * team.threads + team.rank < layout.packs)
           slice.v[k] = add_rounded(slice.v[k], res.v[k]);
-      if (team.rank < layout.extras()) slice.extra = from_f<T>(to_f(slice.extra) + to_f(res.extra));
+      if (team.rank < layout.extras()) slice.extra = from_float<T>(to_float(slice.extra) + to_float(res.extra));
       store_row(r_row, static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), slice,
                 layout, team.rank, team.threads, [](float v, float, float) { return v; });
       // END TODO 7

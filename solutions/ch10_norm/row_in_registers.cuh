@@ -181,10 +181,10 @@ __device__ __forceinline__ float thread_sum(const RowSlice<T, kPacks>& slice,
     if (int64_t{k} * threads + rank < layout.packs) {
 #pragma unroll
       for (int e = 0; e < RowLayout<T>::kVec; ++e)
-        s += f(to_f(slice.v[k].v[e]));
+        s += f(to_float(slice.v[k].v[e]));
     }
   }
-  if (rank < layout.extras()) s += f(to_f(slice.extra));
+  if (rank < layout.extras()) s += f(to_float(slice.extra));
   return s;
 }
 
@@ -201,11 +201,11 @@ __device__ __forceinline__ void load_params(const T* p, int64_t col, bool vector
     const common::Pack<T> pack = common::load_pack(p + col);
 #pragma unroll
     for (int e = 0; e < kVec; ++e)
-      out[e] = to_f(pack.v[e]);
+      out[e] = to_float(pack.v[e]);
   } else {
 #pragma unroll
     for (int e = 0; e < kVec; ++e)
-      out[e] = to_f(__ldg(p + col + e));
+      out[e] = to_float(__ldg(p + col + e));
   }
 }
 
@@ -227,7 +227,7 @@ __device__ __forceinline__ void store_row(T* row, const T* gamma, const T* beta,
       common::Pack<T> out;
 #pragma unroll
       for (int e = 0; e < kVec; ++e)
-        out.v[e] = from_f<T>(f(to_f(slice.v[k].v[e]), g[e], b[e]));
+        out.v[e] = from_float<T>(f(to_float(slice.v[k].v[e]), g[e], b[e]));
       if (layout.vectorized) {
         common::store_pack(row + col, out);
       } else {
@@ -240,7 +240,7 @@ __device__ __forceinline__ void store_row(T* row, const T* gamma, const T* beta,
   if (rank < layout.extras()) {
     const int64_t col = layout.extra_column(rank);
     row[col] =
-        from_f<T>(f(to_f(slice.extra), param_at(gamma, col, 1.0f), param_at(beta, col, 0.0f)));
+        from_float<T>(f(to_float(slice.extra), param_at(gamma, col, 1.0f), param_at(beta, col, 0.0f)));
   }
 }
 
