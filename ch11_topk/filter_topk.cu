@@ -4,12 +4,13 @@
 //   3. RadixSelect: one block per row. The block streams its row in tiles of 2048 elements
 //      (16-byte loads). One float comparison with the threshold's value rejects almost every
 //      element; a warp in which some lane might pass builds composites and appends those >= the
-//      threshold to a candidate buffer in shared memory. When the next tile might not fit, the
-//      block radix selects the k best candidates on chip (radix_select.cuh), drops the rest and
-//      raises the threshold to the k-th best. The first fill of the buffer is the "sample":
-//      afterwards an element survives only when it beats the k-th best seen so far, about k / s of
-//      them after s elements, so the buffer is compacted only a handful of times per row. At the
-//      end the final k are selected, sorted (bitonic, k <= 1024) and written.
+//      threshold to a candidate buffer in shared memory. The first threshold comes from the
+//      first tile (CandidateFilter::seed); when the buffer passes max(2k, 256) candidates, the
+//      block radix selects the k best on chip (radix_select.cuh), drops the rest and raises the
+//      threshold to the k-th best: afterwards an element survives only when it beats the k-th
+//      best seen so far, about k / s of them after s elements, so the buffer is compacted only a
+//      handful of times per row. At the end the final k are selected, sorted (bitonic,
+//      k <= 1024) and written.
 //   4. SplitRow: the same, with each row split into `chunks` blocks (grid.y), for small M where
 //      one block per row would leave most of the GPU idle. Each block publishes its k best
 //      composites and its threshold to the workspace; the last block of a row to finish (an
