@@ -84,9 +84,8 @@ struct CandidateFilter {
   // and a compaction of a few hundred candidates is cheap, while a stale threshold lets through
   // every element above it for the rest of the row. The buffer must still take one more tile.
   __device__ __forceinline__ void end_tile() {
-    const int limit = 2 * k > kEarlyCompaction ? 2 * k : kEarlyCompaction;
-    const int full = Config::kCapacity - kTile;
-    if (__syncthreads_or(seen_end > (limit < full ? limit : full))) compact();
+    const int limit = min(max(2 * k, kEarlyCompaction), Config::kCapacity - kTile);
+    if (__syncthreads_or(seen_end > limit)) compact();
   }
 
   __device__ void raise(uint64_t t) {
