@@ -29,6 +29,10 @@ const cudaDeviceProp& device_properties() {
   return props;
 }
 
+bool has_bulk_copy() {
+  return device_properties().major >= 9;
+}
+
 std::string device_description() {
   const cudaDeviceProp& p = device_properties();
   std::ostringstream s;

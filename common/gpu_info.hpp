@@ -14,6 +14,10 @@ std::optional<std::string> gpu_unavailable_reason();
 // Properties of the current device, read once per process.
 const cudaDeviceProp& device_properties();
 
+// Whether the device has the copy engine's bulk copies and transaction barriers (sm_90 and newer):
+// kernels built on common/bulk_copy.cuh run only where this holds.
+bool has_bulk_copy();
+
 // "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 50 MiB L2)"
 std::string device_description();
 
