@@ -9,7 +9,8 @@
 #   5. the solution benchmarks (BENCH_ARGS narrows them; NO_BENCH=1 skips them).
 # Logs go to ./gpu-logs; when $OUT is set (a result folder to copy back) they are also packed
 # into $OUT/gpu-logs.tgz, with the benchmark tables beside it. BUILD_DIR picks the build folder
-# (default build-gpu). SANITIZE lists the chapters for step 3 (default: all of them).
+# (default build-gpu). SANITIZE lists the chapters for step 3 (default: all of them), and
+# SANITIZE_TESTS the Catch2 test spec they run (default "~[large]").
 #   tools/gpu_check.sh ch07_reduction
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,7 +53,7 @@ step "compute-sanitizer"
 for ch in ${SANITIZE:-${chapters[@]}}; do
   exe=$(find "$build/solutions/$ch" -maxdepth 1 -name "${ch}_solution_tests" -type f)
   for tool in memcheck racecheck; do
-    if compute-sanitizer --tool "$tool" --error-exitcode 9 "$exe" "~[large]" \
+    if compute-sanitizer --tool "$tool" --error-exitcode 9 "$exe" "${SANITIZE_TESTS:-~[large]}" \
         >"$out/sanitizer_${tool}_${ch}.log" 2>&1; then
       echo "$ch $tool: clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer_${tool}_${ch}.log" | tail -1))"
     else
