@@ -87,15 +87,24 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table, const
     if (v == normalization::LayerNormVersion::Registers &&
         shape.n > normalization::max_registers_n<T>())
       continue;
+    if (v == normalization::LayerNormVersion::Pipelined &&
+        !normalization::pipelined_available<T>(shape.n, false))
+      continue;
     run(normalization::version_name(v), layernorm_bytes, [&](cudaStream_t stream) {
       normalization::layernorm(v, x.data(), gamma.data(), beta.data(), y.data(), mean.data(),
                                rstd.data(), shape.rows, shape.n, 1e-5f, stream);
     });
   }
+  // A version the GPU or the row length rules out gets no row in the table.
+  auto rmsnorm_runs = [&](normalization::RmsNormVersion v, bool fused) {
+    if (v == normalization::RmsNormVersion::Registers)
+      return shape.n <= normalization::max_registers_n<T>();
+    if (v == normalization::RmsNormVersion::Pipelined)
+      return normalization::pipelined_available<T>(shape.n, fused);
+    return true;
+  };
   for (normalization::RmsNormVersion v : normalization::kRmsNormVersions) {
-    if (v == normalization::RmsNormVersion::Registers &&
-        shape.n > normalization::max_registers_n<T>())
-      continue;
+    if (!rmsnorm_runs(v, false)) continue;
     run(std::string("rmsnorm_") + normalization::version_name(v), rmsnorm_bytes,
         [&](cudaStream_t stream) {
           normalization::rmsnorm(v, x.data(), gamma.data(), y.data(), rstd.data(), shape.rows,
@@ -103,9 +112,7 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table, const
         });
   }
   for (normalization::RmsNormVersion v : normalization::kRmsNormVersions) {
-    if (v == normalization::RmsNormVersion::Registers &&
-        shape.n > normalization::max_registers_n<T>())
-      continue;
+    if (!rmsnorm_runs(v, true)) continue;
     // The residual changes in place on every run; its values stay bounded (it grows by x each
     // time, a few hundred runs at most), which does not change the time.
     run(std::string("add_rmsnorm_") + normalization::version_name(v), fused_bytes,

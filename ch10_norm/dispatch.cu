@@ -1,40 +1,61 @@
 // Chapter 10: the dispatchers. Each operation has one entry point that picks its version from the
-// row length and the element type; the rest of the problem (M, the pointers) does not change the
-// best choice for these memory-bound kernels.
+// number of rows, the row length and the element type.
 
 #include "norm.h"
+
+#include "ring_config.h"
 
 namespace normalization {
 
 template <typename T>
-LayerNormVersion choose_layernorm_version(int64_t n) {
+bool pipelined_available(int64_t n, bool fused) {
+  return detail::pipelined_config<T>(n, fused ? 2 : 1).has_value();
+}
+
+template <typename T>
+bool pipelined_pays(int64_t rows, int64_t n, bool fused) {
+  constexpr int64_t kMinRowBytes = 8192;
+  return rows >= kManyRows && sizeof(T) == 2 && n * int64_t{sizeof(T)} >= kMinRowBytes &&
+         pipelined_available<T>(n, fused);
+}
+
+template <typename T>
+LayerNormVersion choose_layernorm_version(int64_t rows, int64_t n) {
   // TODO 8 (about 3 lines; checked by [ch10_norm][dispatch]):
-  //   Rows that fit in registers (n <= max_registers_n<T>(), which depends on T through the
-  //   16-byte pack: 4 floats or 8 halfs) read x once: LayerNormVersion::Registers. Longer rows
-  //   cannot stay on chip: LayerNormVersion::Welford reads them twice but computes both
-  //   statistics in one sweep (the second read mostly hits L2).
+  //   Where the copy engine's ring pays (pipelined_pays<T>(rows, n, false)),
+  //   LayerNormVersion::Pipelined. Otherwise rows that fit in registers (n <= max_registers_n<T>(),
+  //   which depends on T through the 16-byte pack: 4 floats or 8 halfs) read x once:
+  //   LayerNormVersion::Registers. Longer rows cannot stay on chip: LayerNormVersion::Welford
+  //   reads them twice but computes both statistics in one sweep (the second read mostly hits L2).
   // BEGIN TODO 8
+  (void)rows;
   (void)n;
   return LayerNormVersion::Dispatch;  // the launcher rejects this: replace it
   // END TODO 8
 }
 
 template <typename T>
-RmsNormVersion choose_rmsnorm_version(int64_t n) {
-  // TODO 9 (about 2 lines; checked by [ch10_norm][dispatch]):
-  //   The same rule for RMSNorm (and the fused add): RmsNormVersion::Registers while the row
-  //   fits, RmsNormVersion::BlockLoop beyond.
+RmsNormVersion choose_rmsnorm_version(int64_t rows, int64_t n, bool fused) {
+  // TODO 9 (about 3 lines; checked by [ch10_norm][dispatch]):
+  //   The same rule for RMSNorm (and, with fused, the residual add, whose ring holds two rows a
+  //   stage): RmsNormVersion::Pipelined where pipelined_pays<T>(rows, n, fused), else
+  //   RmsNormVersion::Registers while the row fits, RmsNormVersion::BlockLoop beyond.
   // BEGIN TODO 9
+  (void)rows;
   (void)n;
+  (void)fused;
   return RmsNormVersion::Dispatch;  // the launcher rejects this: replace it
   // END TODO 9
 }
 
-template LayerNormVersion choose_layernorm_version<float>(int64_t);
-template LayerNormVersion choose_layernorm_version<__half>(int64_t);
-template LayerNormVersion choose_layernorm_version<__nv_bfloat16>(int64_t);
-template RmsNormVersion choose_rmsnorm_version<float>(int64_t);
-template RmsNormVersion choose_rmsnorm_version<__half>(int64_t);
-template RmsNormVersion choose_rmsnorm_version<__nv_bfloat16>(int64_t);
+#define CH10_INSTANTIATE(T)                                                \
+  template bool pipelined_available<T>(int64_t, bool);                     \
+  template bool pipelined_pays<T>(int64_t, int64_t, bool);                 \
+  template LayerNormVersion choose_layernorm_version<T>(int64_t, int64_t); \
+  template RmsNormVersion choose_rmsnorm_version<T>(int64_t, int64_t, bool);
+CH10_INSTANTIATE(float)
+CH10_INSTANTIATE(__half)
+CH10_INSTANTIATE(__nv_bfloat16)
+#undef CH10_INSTANTIATE
 
 }  // namespace normalization

@@ -31,21 +31,23 @@ enum class LayerNormVersion {
   TwoPass = 1,  // block per row: sweep for the mean, sweep for the variance, sweep to normalize
   Welford,      // block per row: one sweep for both statistics (Welford merges), one to normalize
   Registers,    // the row held in registers, 16-byte loads: one read of x, one write of y
-  Dispatch,     // the dispatcher: Registers where the row fits in registers, Welford beyond
+  Pipelined,    // Registers' arithmetic, rows streamed into a shared-memory ring by the copy engine
+  Dispatch,     // the dispatcher: Pipelined for many rows, Registers for few, Welford beyond
 };
 constexpr LayerNormVersion kLayerNormVersions[] = {
     LayerNormVersion::TwoPass, LayerNormVersion::Welford, LayerNormVersion::Registers,
-    LayerNormVersion::Dispatch};
+    LayerNormVersion::Pipelined, LayerNormVersion::Dispatch};
 const char* version_name(LayerNormVersion v);
 
 // RMSNorm and the fused residual add + RMSNorm.
 enum class RmsNormVersion {
   BlockLoop = 1,  // block per row: sweep for the mean square, sweep to scale (any N; given code)
   Registers,      // the row held in registers, as LayerNorm's Registers
-  Dispatch,       // Registers where the row fits, BlockLoop beyond
+  Pipelined,      // rows streamed through a shared-memory ring, as LayerNorm's Pipelined
+  Dispatch,       // Pipelined for many rows, Registers for few, BlockLoop beyond
 };
 constexpr RmsNormVersion kRmsNormVersions[] = {RmsNormVersion::BlockLoop, RmsNormVersion::Registers,
-                                               RmsNormVersion::Dispatch};
+                                               RmsNormVersion::Pipelined, RmsNormVersion::Dispatch};
 const char* version_name(RmsNormVersion v);
 
 // The largest N the Registers versions accept for element type T (the row must fit in the
@@ -53,11 +55,29 @@ const char* version_name(RmsNormVersion v);
 template <typename T>
 int64_t max_registers_n();
 
-// The dispatchers' choice (TODO 8): the version that Dispatch runs for rows of n elements of T.
+// Whether the Pipelined versions run rows of n elements of T on this device: sm_90 or newer (the
+// copy engine's bulk copies), and a ring of two rows (two of x and two of the residual for the
+// fused add) fits in a block's shared memory. Elsewhere they throw std::invalid_argument.
 template <typename T>
-LayerNormVersion choose_layernorm_version(int64_t n);
+bool pipelined_available(int64_t n, bool fused);
+
+// With at least this many rows the GPU is filled with blocks that each normalize several rows,
+// the case the Pipelined versions are for; fewer rows are the latency regime of decoding.
+constexpr int64_t kManyRows = 512;
+
+// Where the Pipelined versions beat the Registers versions (measured on an H200, see the
+// chapter README): many rows, 2-byte elements (fp16, bf16: Registers keeps only 32 bytes per
+// thread in flight, fp32 rows 64, and there Registers is as fast or faster), rows of at least
+// 8 KiB (shorter rows make blocks of one or two warps), and pipelined_available.
 template <typename T>
-RmsNormVersion choose_rmsnorm_version(int64_t n);
+bool pipelined_pays(int64_t rows, int64_t n, bool fused);
+
+// The dispatchers' choice (TODOs 8, 9): the version that Dispatch runs for `rows` rows of n
+// elements of T (`fused`: the residual add + RMSNorm).
+template <typename T>
+LayerNormVersion choose_layernorm_version(int64_t rows, int64_t n);
+template <typename T>
+RmsNormVersion choose_rmsnorm_version(int64_t rows, int64_t n, bool fused);
 
 template <typename T>
 void layernorm(LayerNormVersion v, const T* x, const T* gamma, const T* beta, T* y, float* mean,

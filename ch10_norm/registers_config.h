@@ -8,6 +8,8 @@
 // issued before its first reduction, so bytes in flight = packs held × 16 bytes × threads resident.
 #pragma once
 
+#include "norm.h"
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -29,9 +31,8 @@ constexpr int kMaxBlockPacksPerThread = 8;
 constexpr int max_block_threads(int packs) {
   return packs <= 2 ? 1024 : 512;
 }
-// Fewer rows than this (a few per SM) is the latency regime of decoding: spread each row over as
-// many threads as possible so that every thread has little to load and to compute.
-constexpr int64_t kFewRows = 512;
+// Fewer rows than kManyRows (norm.h; a few per SM) is the latency regime of decoding: spread
+// each row over as many threads as possible so that every thread has little to load and compute.
 // With many rows, about 16 elements per thread (4 fp32 packs, 2 bf16 packs): measured on an H200,
 // more elements per thread lengthen each row's compute phase (and raise the registers per
 // thread, so fewer rows are resident to overlap it) more than the extra loads in flight help.
@@ -68,7 +69,7 @@ std::optional<RegistersConfig> registers_config(int64_t rows, int64_t n) {
   for (int p = 1; p * kVec <= kMaxWarpElementsPerLane; p *= 2)
     if (packs <= int64_t{32} * p) return RegistersConfig{true, p, 32 * kWarpsPerBlock};
   const int first =
-      rows < kFewRows ? 1 : (kElementsPerThread / kVec > 1 ? kElementsPerThread / kVec : 1);
+      rows < kManyRows ? 1 : (kElementsPerThread / kVec > 1 ? kElementsPerThread / kVec : 1);
   for (int p = first; p <= kMaxBlockPacksPerThread; p *= 2) {
     const int64_t threads = (packs + p - 1) / p;
     if (threads <= max_block_threads(p))
@@ -77,30 +78,36 @@ std::optional<RegistersConfig> registers_config(int64_t rows, int64_t n) {
   return std::nullopt;
 }
 
-// Calls launch(packs, warp_per_row) with both as compile-time constants (std::integral_constant)
-// so that the launcher can name the kernel instance for the runtime configuration.
+// Calls launch(packs) with packs (1, 2, 4 or 8) as a compile-time constant
+// (std::integral_constant), so that a launcher can name the kernel instance for it.
+template <typename Launch>
+void with_packs(int packs, Launch launch) {
+  switch (packs) {
+    case 1:
+      launch(std::integral_constant<int, 1>{});
+      break;
+    case 2:
+      launch(std::integral_constant<int, 2>{});
+      break;
+    case 4:
+      launch(std::integral_constant<int, 4>{});
+      break;
+    default:
+      launch(std::integral_constant<int, 8>{});
+      break;
+  }
+}
+
+// Calls launch(packs, warp_per_row), both compile-time constants, for the runtime configuration.
 template <typename Launch>
 void with_registers_instance(const RegistersConfig& config, Launch launch) {
-  auto with_packs = [&](auto warp_per_row) {
-    switch (config.packs) {
-      case 1:
-        launch(std::integral_constant<int, 1>{}, warp_per_row);
-        break;
-      case 2:
-        launch(std::integral_constant<int, 2>{}, warp_per_row);
-        break;
-      case 4:
-        launch(std::integral_constant<int, 4>{}, warp_per_row);
-        break;
-      default:
-        launch(std::integral_constant<int, 8>{}, warp_per_row);
-        break;
-    }
+  auto with_team = [&](auto warp_per_row) {
+    with_packs(config.packs, [&](auto packs) { launch(packs, warp_per_row); });
   };
   if (config.warp_per_row)
-    with_packs(std::true_type{});
+    with_team(std::true_type{});
   else
-    with_packs(std::false_type{});
+    with_team(std::false_type{});
 }
 
 // __launch_bounds__ of the register kernels: the block sizes above.

@@ -238,15 +238,76 @@ TEST_CASE("fused residual add + rmsnorm writes r = x + residual back and normali
   }
 }
 
-TEST_CASE(
-    "the dispatchers pick registers while the row fits, are right for every N, check arguments",
-    "[ch10_norm][dispatch]") {
-  INFO("fill TODOs 8 and 9 in ch10_norm/dispatch.cu (the dispatchers run TODOs 3 to 7)");
+// The longest row of kRowLengths that the Pipelined versions take on this GPU (0: none).
+template <typename T>
+int64_t max_pipelined_n(bool fused) {
+  int64_t longest = 0;
+  for (int64_t n : kRowLengths)
+    if (normalization::pipelined_available<T>(n, fused)) longest = std::max(longest, n);
+  return longest;
+}
+
+template <typename T>
+void check_pipelined_versions() {
+  check_layernorm_version<T>(LayerNormVersion::Pipelined, max_pipelined_n<T>(false));
+  check_rmsnorm_version<T>(RmsNormVersion::Pipelined, max_pipelined_n<T>(false));
+  check_add_rmsnorm_version<T>(RmsNormVersion::Pipelined, max_pipelined_n<T>(true));
+  // Enough rows that every block's ring wraps around at least once on any GPU of up to ~150
+  // SMs (the shapes above may give each block fewer rows than it has stages): each barrier is
+  // reused, so its phase parity must flip, and each buffer is refilled after it was read.
+  const int64_t rows = 8192, n = 2048;
+  auto p = check::make_problem<T>(rows, n, Data::Normal, true, true, false, 400);
+  REQUIRE_CHECK(check::check_layernorm<T>(name_of<T>("layernorm_4_pipelined, ring wraps"),
+                                          layernorm_run<T>(LayerNormVersion::Pipelined), p,
+                                          check::expect_layernorm(p), kPlacements[0]));
+  p = check::make_problem<T>(rows, n, Data::Normal, true, false, true, 401);
+  REQUIRE_CHECK(check::check_add_rmsnorm<T>(name_of<T>("add_rmsnorm_3_pipelined, ring wraps"),
+                                            add_rmsnorm_run<T>(RmsNormVersion::Pipelined), p,
+                                            check::expect_add_rmsnorm(p), kPlacements[0]));
+}
+
+TEST_CASE("pipelined: rows streamed through a shared-memory ring by the copy engine",
+          "[ch10_norm][pipelined]") {
+  INFO("fill TODO 10 in ch10_norm/row_ring.cuh (it runs TODOs 4 to 7 on the rows it brings)");
+  if (!normalization::pipelined_available<float>(1024, false)) {
+    // Before sm_90 there are no bulk copies: the version must refuse, clearly.
+    common::DeviceBuffer<float> x(1024), y(1024);
+    REQUIRE_THROWS_AS(
+        normalization::layernorm<float>(LayerNormVersion::Pipelined, x.data(), nullptr, nullptr,
+                                        y.data(), nullptr, nullptr, 1, 1024, 1e-5f),
+        std::invalid_argument);
+    return;
+  }
+  check_pipelined_versions<float>();
+  check_pipelined_versions<__half>();
+  check_pipelined_versions<__nv_bfloat16>();
+}
+
+TEST_CASE("the dispatchers pick by rows and row length, are right for every N, check arguments",
+          "[ch10_norm][dispatch]") {
+  INFO("fill TODOs 8 and 9 in ch10_norm/dispatch.cu (the dispatchers run TODOs 3 to 7 and 10)");
+  const int64_t many = normalization::kManyRows;
   for (int64_t n : kRowLengths) {
     const bool fits = n <= normalization::max_registers_n<__nv_bfloat16>();
-    CHECK(normalization::choose_layernorm_version<__nv_bfloat16>(n) ==
-          (fits ? LayerNormVersion::Registers : LayerNormVersion::Welford));
-    CHECK(normalization::choose_rmsnorm_version<float>(n) ==
+    const LayerNormVersion without_ring =
+        fits ? LayerNormVersion::Registers : LayerNormVersion::Welford;
+    for (int64_t rows : {int64_t{1}, many - 1, many, int64_t{4096}}) {
+      const bool ring = normalization::pipelined_pays<__nv_bfloat16>(rows, n, false);
+      CHECK(ring == (rows >= many && n >= 4096 &&
+                     normalization::pipelined_available<__nv_bfloat16>(n, false)));
+      CHECK(normalization::choose_layernorm_version<__nv_bfloat16>(rows, n) ==
+            (ring ? LayerNormVersion::Pipelined : without_ring));
+    }
+    const RmsNormVersion without_ring_rms = n <= normalization::max_registers_n<__half>()
+                                                ? RmsNormVersion::Registers
+                                                : RmsNormVersion::BlockLoop;
+    for (bool fused : {false, true})
+      CHECK(normalization::choose_rmsnorm_version<__half>(4096, n, fused) ==
+            (normalization::pipelined_pays<__half>(4096, n, fused) ? RmsNormVersion::Pipelined
+                                                                   : without_ring_rms));
+    // fp32 rows already keep 64 bytes per thread in flight: no ring.
+    CHECK_FALSE(normalization::pipelined_pays<float>(4096, n, false));
+    CHECK(normalization::choose_rmsnorm_version<float>(4096, n, false) ==
           (n <= normalization::max_registers_n<float>() ? RmsNormVersion::Registers
                                                         : RmsNormVersion::BlockLoop));
   }

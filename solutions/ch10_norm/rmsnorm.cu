@@ -3,7 +3,8 @@
 //   1 block_loop  block per row: a sweep for Σx², a sweep to scale (given: it is TODO 1 with one
 //                 statistic instead of two, and the fallback for rows too long for registers)
 //   2 registers   the row in registers, as layernorm_3_registers: one statistic, one reduction
-//   3 dispatch    registers where the row fits, block_loop beyond (dispatch.cu)
+//   3 pipelined   rows streamed through a shared-memory ring, as layernorm_4_pipelined
+//   4 dispatch    pipelined for many rows, registers for few, block_loop beyond (dispatch.cu)
 // The fused add_rmsnorm versions compute r = x + residual, write r back to `residual` (the next
 // layer's residual stream) and normalize r, all in the same kernel: 4 tensors move instead of the
 // 6 of an add kernel followed by an RMSNorm kernel.
@@ -12,7 +13,9 @@
 
 #include "norm_common.cuh"
 #include "registers_config.h"
+#include "ring_config.h"
 #include "row_in_registers.cuh"
+#include "row_ring.cuh"
 
 #include "common/block_reduce.cuh"
 #include "common/errors.hpp"
@@ -52,7 +55,57 @@ __global__ void rmsnorm_block_loop_kernel(const T* x, T* residual, const T* gamm
   }
 }
 
-// Version 2: the row in registers; with kFused, the residual add happens in registers too.
+// Version 2: the row in registers; with kFused, the residual add happens in registers too. The
+// two steps are functions of the slices, shared with the Pipelined version.
+
+// r = x + residual for the elements this thread holds, rounded to T, left in `slice` and
+// written back to r_row.
+template <typename T, int kPacks, bool kWarpPerRow>
+__device__ __forceinline__ void add_residual(RowSlice<T, kPacks>& slice,
+                                             const RowSlice<T, kPacks>& res, T* r_row,
+                                             const RowLayout<T>& layout,
+                                             const RowTeam<kWarpPerRow>& team) {
+  // TODO 7 (about 8 lines; checked by [ch10_norm][fused_add]):
+  //   `res` holds the residual row in the same layout as `slice` (x). For the slots this thread
+  //   holds (pack k while k · threads + rank < layout.packs; the extra element while
+  //   rank < layout.extras()), replace x by x + r rounded to T: add_rounded(slice.v[k],
+  //   res.v[k]) for packs, from_float<T>(to_float(x) + to_float(r)) for the extra element. That
+  //   rounded sum is exactly what is stored and then normalized. Write it back with
+  //   store_row(r_row, nullptr, nullptr, slice, layout, rank, threads, f), f(v, g, b) = v.
+  // BEGIN TODO 7
+#pragma unroll
+  for (int k = 0; k < kPacks; ++k)
+    if (int64_t{k} * team.threads + team.rank < layout.packs)
+      slice.v[k] = add_rounded(slice.v[k], res.v[k]);
+  if (team.rank < layout.extras())
+    slice.extra = from_float<T>(to_float(slice.extra) + to_float(res.extra));
+  store_row(r_row, static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), slice, layout,
+            team.rank, team.threads, [](float v, float, float) { return v; });
+  // END TODO 7
+}
+
+// y = x · rstd · γ for the row whose slice the team holds, and rstd.
+template <typename T, int kPacks, bool kWarpPerRow>
+__device__ __forceinline__ void rmsnorm_from_slice(const RowSlice<T, kPacks>& slice,
+                                                   const RowLayout<T>& layout,
+                                                   const RowTeam<kWarpPerRow>& team, const T* gamma,
+                                                   T* y_row, float* rstd_out, int64_t row,
+                                                   int64_t n, float eps) {
+  // TODO 6 (about 8 lines; checked by [ch10_norm][rmsnorm]):
+  //   mean_sq = team.sum(thread_sum(slice, layout, rank, threads, v ↦ v²)) / n,
+  //   rstd = rsqrtf(mean_sq + eps); store_row(y_row, gamma, nullptr, ...) with
+  //   f(v, g, b) = v · rstd · g; rank 0 stores rstd with write_stats(nullptr, rstd_out, ...).
+  // BEGIN TODO 6
+  const float mean_sq =
+      team.sum(thread_sum(slice, layout, team.rank, team.threads, [](float v) { return v * v; })) /
+      static_cast<float>(n);
+  const float rstd = rsqrtf(mean_sq + eps);
+  store_row(y_row, gamma, static_cast<const T*>(nullptr), slice, layout, team.rank, team.threads,
+            [rstd](float v, float g, float) { return v * rstd * g; });
+  if (team.rank == 0) write_stats(nullptr, rstd_out, row, 0.0f, rstd);
+  // END TODO 6
+}
+
 template <typename T, int kPacks, bool kWarpPerRow, bool kFused>
 __global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks), 1)
     rmsnorm_registers_kernel(const T* x, T* residual, const T* gamma, T* y, float* rstd_out,
@@ -68,39 +121,35 @@ __global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks), 1)
     if constexpr (!kWarpPerRow && kPacks <= 2)  // the few-rows layouts: latency first
       prefetch_params<T, kPacks>(gamma, layout, team.rank, team.threads);
     if constexpr (kFused) {
-      // TODO 7 (about 12 lines; checked by [ch10_norm][fused_add]):
-      //   Load the residual row into a second RowSlice with load_row. For the slots this thread
-      //   holds (pack k while k · threads + rank < layout.packs; the extra element while
-      //   rank < layout.extras()), replace x by x + r rounded to T: add_rounded(slice.v[k],
-      //   res.v[k]) for packs, from_float<T>(to_float(x) + to_float(r)) for the extra element. That rounded
-      //   sum is exactly what is stored and then normalized. Write it back with
-      //   store_row(r_row, nullptr, nullptr, slice, layout, rank, threads, f), f(v, g, b) = v.
-      // BEGIN TODO 7
       RowSlice<T, kPacks> res;
       load_row(res, r_row, layout, team.rank, team.threads);
-#pragma unroll
-      for (int k = 0; k < kPacks; ++k)
-        if (int64_t{k} * team.threads + team.rank < layout.packs)
-          slice.v[k] = add_rounded(slice.v[k], res.v[k]);
-      if (team.rank < layout.extras()) slice.extra = from_float<T>(to_float(slice.extra) + to_float(res.extra));
-      store_row(r_row, static_cast<const T*>(nullptr), static_cast<const T*>(nullptr), slice,
-                layout, team.rank, team.threads, [](float v, float, float) { return v; });
-      // END TODO 7
+      add_residual(slice, res, r_row, layout, team);
     }
-    // TODO 6 (about 8 lines; checked by [ch10_norm][rmsnorm]):
-    //   mean_sq = team.sum(thread_sum(slice, layout, rank, threads, v ↦ v²)) / n,
-    //   rstd = rsqrtf(mean_sq + eps); store_row(y_row, gamma, nullptr, ...) with
-    //   f(v, g, b) = v · rstd · g; rank 0 stores rstd with write_stats(nullptr, rstd_out, ...).
-    // BEGIN TODO 6
-    const float mean_sq = team.sum(thread_sum(slice, layout, team.rank, team.threads, [](float v) {
-      return v * v;
-    })) / static_cast<float>(n);
-    const float rstd = rsqrtf(mean_sq + eps);
-    store_row(y_row, gamma, static_cast<const T*>(nullptr), slice, layout, team.rank, team.threads,
-              [rstd](float v, float g, float) { return v * rstd * g; });
-    if (team.rank == 0) write_stats(nullptr, rstd_out, row, 0.0f, rstd);
-    // END TODO 6
+    rmsnorm_from_slice(slice, layout, team, gamma, y_row, rstd_out, row, n, eps);
   }
+}
+
+// Version 3: rows streamed through the ring (row_ring.cuh); the fused add streams x and the
+// residual side by side, two rows per stage.
+template <typename T, int kPacks, bool kFused>
+__global__ void __launch_bounds__(max_threads_for(false, kPacks))
+    rmsnorm_pipelined_kernel(const T* x, T* residual, const T* gamma, T* y, float* rstd_out,
+                             int64_t rows, int64_t n, float eps, int stages) {
+  constexpr int kInputs = kFused ? 2 : 1;
+  const auto team = RowTeam<false>::make();
+  const T* inputs[kInputs];
+  inputs[0] = x;
+  if constexpr (kFused) inputs[1] = residual;
+  for_each_row_pipelined<T, kPacks, kInputs>(
+      inputs, rows, n, stages,
+      [&](int64_t row) {
+        return make_row_layout<T>(n, x + row * n, y + row * n,
+                                  kFused ? residual + row * n : nullptr, gamma, nullptr);
+      },
+      [&](RowSlice<T, kPacks>(&slices)[kInputs], const RowLayout<T>& layout, int64_t row) {
+        if constexpr (kFused) add_residual(slices[0], slices[1], residual + row * n, layout, team);
+        rmsnorm_from_slice(slices[0], layout, team, gamma, y + row * n, rstd_out, row, n, eps);
+      });
 }
 
 template <typename T, bool kFused>
@@ -126,6 +175,18 @@ void launch(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, flo
       CUDA_CHECK_LAUNCH();
       return;
     }
+    case RmsNormVersion::Pipelined: {
+      const auto config = pipelined_config<T>(n, kFused ? 2 : 1);
+      CHECK_ARG(config.has_value(), "the pipelined version cannot run rows of n = "
+                                        << n << " here (sm_90 and a two-row ring that fits)");
+      with_packs(config->packs, [&](auto packs) {
+        const auto kernel = rmsnorm_pipelined_kernel<T, decltype(packs)::value, kFused>;
+        kernel<<<pipelined_grid(kernel, *config, rows), config->threads, config->shared_bytes,
+                 stream>>>(x, residual, gamma, y, rstd, rows, n, eps, config->stages);
+      });
+      CUDA_CHECK_LAUNCH();
+      return;
+    }
     case RmsNormVersion::Dispatch:
       break;  // the callers resolve it first
   }
@@ -147,6 +208,8 @@ const char* version_name(RmsNormVersion v) {
       return "1_block_loop";
     case RmsNormVersion::Registers:
       return "2_registers";
+    case RmsNormVersion::Pipelined:
+      return "3_pipelined";
     case RmsNormVersion::Dispatch:
       return "dispatch";
   }
@@ -159,7 +222,7 @@ void rmsnorm(RmsNormVersion v, const T* x, const T* gamma, T* y, float* rstd, in
   detail::check_args(rows, n, eps);
   if (rows == 0) return;
   CHECK_ARG(x != nullptr && y != nullptr, "x and y must not be null");
-  if (v == RmsNormVersion::Dispatch) v = choose_rmsnorm_version<T>(n);
+  if (v == RmsNormVersion::Dispatch) v = choose_rmsnorm_version<T>(rows, n, false);
   detail::launch<T, false>(v, x, nullptr, gamma, y, rstd, rows, n, eps, stream);
 }
 
@@ -170,7 +233,7 @@ void add_rmsnorm(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y
   if (rows == 0) return;
   CHECK_ARG(x != nullptr && residual != nullptr && y != nullptr,
             "x, residual and y must not be null");
-  if (v == RmsNormVersion::Dispatch) v = choose_rmsnorm_version<T>(n);
+  if (v == RmsNormVersion::Dispatch) v = choose_rmsnorm_version<T>(rows, n, true);
   detail::launch<T, true>(v, x, residual, gamma, y, rstd, rows, n, eps, stream);
 }
 

@@ -132,6 +132,21 @@ __device__ __forceinline__ void load_row(RowSlice<T, kPacks>& slice, const T* ro
   // END TODO 4
 }
 
+// Fills the thread's slice from a copy of the row's packs in shared memory (`packs` points at the
+// pack that starts at column head), the few elements outside the packs from global memory: what
+// load_row does, when the copy engine has already brought the packs on chip (row_ring.cuh).
+template <typename T, int kPacks>
+__device__ __forceinline__ void load_row_shared(RowSlice<T, kPacks>& slice,
+                                                const common::Pack<T>* packs, const T* row,
+                                                const RowLayout<T>& layout, int rank, int threads) {
+#pragma unroll
+  for (int k = 0; k < kPacks; ++k) {
+    const int p = k * threads + rank;
+    if (p < layout.packs) slice.v[k] = packs[p];
+  }
+  if (rank < layout.extras()) slice.extra = row[layout.extra_column(rank)];
+}
+
 // a + b elementwise, rounded once to T. Half and bf16 use the packed instructions (add.rn.f16x2,
 // add.rn.bf16x2: the exact sum rounded once, as a float add followed by one rounding would give)
 // and never widen the pack: widening both operands would double the registers a slice costs.

@@ -1,0 +1,79 @@
+// How the Pipelined versions map rows onto blocks (host code shared by LayerNorm and RMSNorm).
+//
+// A block takes one row at a time, as the Registers versions do with many rows (about 16
+// elements per thread), and keeps a ring of `stages` rows in shared memory. The ring, not the
+// registers, now holds the bytes in flight, so its size is what to choose: about 32 KiB a block,
+// several blocks per SM, which keeps ~100 KiB or more per SM on its way from memory (Little's
+// law at 4.8 TB/s and ~1.5 µs under load: ~55 KiB per SM at the least). The grid is what fits on
+// the GPU at once; each block loops over the rows b, b + G, b + 2G, ...
+#pragma once
+
+#include "registers_config.h"
+
+#include "common/errors.hpp"
+#include "common/gpu_info.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+namespace normalization::detail {
+
+constexpr size_t kRingTargetBytes = 32 * 1024;
+constexpr int kMaxRingStages = 8;
+constexpr int kRingHeaderBytes = 128;  // the stages' barriers; the buffers start 128-byte aligned
+
+// Shared memory of a ring: `stages` buffers of `inputs` rows of n elements, full packs only.
+template <typename T>
+constexpr size_t ring_bytes(int stages, int inputs, int64_t n) {
+  return kRingHeaderBytes + size_t(stages) * size_t(inputs) * size_t(n / vec_of<T>()) * 16;
+}
+
+struct PipelinedConfig {
+  int packs = 1;    // 16-byte packs per thread (a compile-time parameter of the kernel)
+  int threads = 0;  // block size
+  int stages = 2;   // ring buffers per block
+  size_t shared_bytes = 0;
+};
+
+// The layout for rows of n elements with `inputs` rows per stage (2 for the fused add), or
+// nothing when the version cannot run them here: no bulk copies before sm_90, and a ring of two
+// stages must fit in a block's shared memory (rows of up to ~56 KiB alone, ~28 KiB fused).
+template <typename T>
+std::optional<PipelinedConfig> pipelined_config(int64_t n, int inputs) {
+  if (!common::has_bulk_copy()) return std::nullopt;
+  const int64_t packs = n / vec_of<T>();
+  int p = std::max(1, kElementsPerThread / vec_of<T>());
+  while (p <= kMaxBlockPacksPerThread && (packs + p - 1) / p > max_block_threads(p))
+    p *= 2;
+  if (p > kMaxBlockPacksPerThread) return std::nullopt;
+  PipelinedConfig config;
+  config.packs = p;
+  config.threads = static_cast<int>(std::max<int64_t>((packs + p - 1) / p, 32) + 31) / 32 * 32;
+  const size_t stage_bytes = ring_bytes<T>(1, inputs, n) - kRingHeaderBytes;
+  config.stages = static_cast<int>(
+      std::clamp<size_t>(kRingTargetBytes / std::max<size_t>(stage_bytes, 1), 2, kMaxRingStages));
+  const auto limit = static_cast<size_t>(common::device_properties().sharedMemPerBlockOptin);
+  while (config.stages > 2 && ring_bytes<T>(config.stages, inputs, n) > limit)
+    --config.stages;
+  config.shared_bytes = ring_bytes<T>(config.stages, inputs, n);
+  if (config.shared_bytes > limit) return std::nullopt;
+  return config;
+}
+
+// Blocks of `kernel` that fit on the GPU at once with this configuration (at least 1), capped
+// by the rows: a block per SM slot, each looping over its rows.
+template <typename Kernel>
+unsigned pipelined_grid(Kernel kernel, const PipelinedConfig& config, int64_t rows) {
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(config.shared_bytes)));
+  int per_sm = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, config.threads,
+                                                           config.shared_bytes));
+  const int64_t resident =
+      int64_t{std::max(per_sm, 1)} * common::device_properties().multiProcessorCount;
+  return static_cast<unsigned>(std::clamp<int64_t>(rows, 1, resident));
+}
+
+}  // namespace normalization::detail
