@@ -14,6 +14,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <type_traits>
 
@@ -78,36 +79,52 @@ std::optional<RegistersConfig> registers_config(int64_t rows, int64_t n) {
   return std::nullopt;
 }
 
-// Calls launch(packs) with packs (1, 2, 4 or 8) as a compile-time constant
+// Calls launch(packs) with packs (1, 2, 4 or 8, at most kMaxPacks) as a compile-time constant
 // (std::integral_constant), so that a launcher can name the kernel instance for it.
-template <typename Launch>
+template <int kMaxPacks = kMaxBlockPacksPerThread, typename Launch>
 void with_packs(int packs, Launch launch) {
-  switch (packs) {
-    case 1:
-      launch(std::integral_constant<int, 1>{});
-      break;
-    case 2:
-      launch(std::integral_constant<int, 2>{});
-      break;
-    case 4:
-      launch(std::integral_constant<int, 4>{});
-      break;
-    default:
-      launch(std::integral_constant<int, 8>{});
-      break;
-  }
+  static_assert(kMaxPacks == 4 || kMaxPacks == 8, "packs per thread are 1, 2, 4 or 8");
+  if (packs == 1) return launch(std::integral_constant<int, 1>{});
+  if (packs == 2) return launch(std::integral_constant<int, 2>{});
+  if (kMaxPacks == 4 || packs == 4) return launch(std::integral_constant<int, 4>{});
+  launch(std::integral_constant<int, kMaxPacks>{});
 }
 
-// Calls launch(packs, warp_per_row), both compile-time constants, for the runtime configuration.
+// Calls launch(std::true_type{}) or launch(std::false_type{}): a runtime flag made a
+// compile-time one.
 template <typename Launch>
-void with_registers_instance(const RegistersConfig& config, Launch launch) {
-  auto with_team = [&](auto warp_per_row) {
-    with_packs(config.packs, [&](auto packs) { launch(packs, warp_per_row); });
-  };
-  if (config.warp_per_row)
-    with_team(std::true_type{});
+void with_flag(bool flag, Launch launch) {
+  if (flag)
+    launch(std::true_type{});
   else
-    with_team(std::false_type{});
+    launch(std::false_type{});
+}
+
+// Calls launch(packs, warp_per_row, aligned), all compile-time constants, for the runtime
+// configuration and alignment (rows_aligned).
+// The aligned instances have no scalar path, and the compiler fills the registers it frees with
+// more loads in flight: at 8 packs per thread that exceeds the 128 registers of a 512-thread
+// block (it spills), so such rows run the general instances.
+constexpr int kMaxAlignedPacks = 4;
+
+template <typename Launch>
+void with_registers_instance(const RegistersConfig& config, bool aligned, Launch launch) {
+  with_flag(config.warp_per_row, [&](auto warp_per_row) {
+    with_flag(aligned && config.packs <= kMaxAlignedPacks, [&](auto is_aligned) {
+      constexpr int kMax = is_aligned ? kMaxAlignedPacks : kMaxBlockPacksPerThread;
+      with_packs<kMax>(config.packs, [&](auto packs) { launch(packs, warp_per_row, is_aligned); });
+    });
+  });
+}
+
+// Whether every row of a matrix of rows of n elements starts 16-byte aligned in each of these
+// buffers (nullptr: absent): n a multiple of the pack and every base pointer aligned.
+template <typename T>
+bool rows_aligned(int64_t n, std::initializer_list<const void*> buffers) {
+  if (n % vec_of<T>() != 0) return false;
+  for (const void* p : buffers)
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
+  return true;
 }
 
 // __launch_bounds__ of the register kernels: the block sizes above.

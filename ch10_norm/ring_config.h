@@ -37,17 +37,25 @@ struct PipelinedConfig {
   size_t shared_bytes = 0;
 };
 
+// A thread of the fused add holds two slices (x and the residual): at 8 packs each they exceed
+// the 128 registers of a 512-thread block, so its rows stop at 4 packs per thread.
+constexpr int kMaxFusedPipelinedPacks = 4;
+constexpr int max_pipelined_packs(int inputs) {
+  return inputs > 1 ? kMaxFusedPipelinedPacks : kMaxBlockPacksPerThread;
+}
+
 // The layout for rows of n elements with `inputs` rows per stage (2 for the fused add), or
-// nothing when the version cannot run them here: no bulk copies before sm_90, and a ring of two
-// stages must fit in a block's shared memory (rows of up to ~56 KiB alone, ~28 KiB fused).
+// nothing when the version cannot run them here: no bulk copies before sm_90, the packs per
+// thread must fit in registers (rows of up to 64 KiB alone, 32 KiB fused), and a ring of two
+// stages must fit in a block's shared memory.
 template <typename T>
 std::optional<PipelinedConfig> pipelined_config(int64_t n, int inputs) {
   if (!common::has_bulk_copy()) return std::nullopt;
   const int64_t packs = n / vec_of<T>();
   int p = std::max(1, kElementsPerThread / vec_of<T>());
-  while (p <= kMaxBlockPacksPerThread && (packs + p - 1) / p > max_block_threads(p))
+  while (p <= max_pipelined_packs(inputs) && (packs + p - 1) / p > max_block_threads(p))
     p *= 2;
-  if (p > kMaxBlockPacksPerThread) return std::nullopt;
+  if (p > max_pipelined_packs(inputs)) return std::nullopt;
   PipelinedConfig config;
   config.packs = p;
   config.threads = static_cast<int>(std::max<int64_t>((packs + p - 1) / p, 32) + 31) / 32 * 32;
@@ -60,6 +68,16 @@ std::optional<PipelinedConfig> pipelined_config(int64_t n, int inputs) {
   config.shared_bytes = ring_bytes<T>(config.stages, inputs, n);
   if (config.shared_bytes > limit) return std::nullopt;
   return config;
+}
+
+// Calls launch(packs, aligned), both compile-time constants, for the configuration and the
+// alignment of the rows (rows_aligned), instantiating only what kInputs rows a stage allow.
+template <int kInputs, typename Launch>
+void with_pipelined_instance(const PipelinedConfig& config, bool aligned, Launch launch) {
+  with_flag(aligned && config.packs <= kMaxAlignedPacks, [&](auto is_aligned) {
+    constexpr int kMax = is_aligned ? kMaxAlignedPacks : max_pipelined_packs(kInputs);
+    with_packs<kMax>(config.packs, [&](auto packs) { launch(packs, is_aligned); });
+  });
 }
 
 // Blocks of `kernel` that fit on the GPU at once with this configuration (at least 1), capped

@@ -107,7 +107,7 @@ __device__ __forceinline__ void rmsnorm_from_slice(const RowSlice<T, kPacks>& sl
   // END TODO 6
 }
 
-template <typename T, int kPacks, bool kWarpPerRow, bool kFused>
+template <typename T, int kPacks, bool kWarpPerRow, bool kFused, bool kAligned>
 __global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks), 1)
     rmsnorm_registers_kernel(const T* x, T* residual, const T* gamma, T* y, float* rstd_out,
                              int64_t rows, int64_t n, float eps) {
@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks), 1)
     const T* x_row = x + row * n;
     T* r_row = kFused ? residual + row * n : nullptr;
     T* y_row = y + row * n;
-    const RowLayout<T> layout = make_row_layout<T>(n, x_row, y_row, r_row, gamma, nullptr);
+    const RowLayout<T> layout = row_layout<T, kAligned>(n, x_row, y_row, r_row, gamma, nullptr);
     RowSlice<T, kPacks> slice;
     load_row(slice, x_row, layout, team.rank, team.threads);
     if constexpr (!kWarpPerRow && kPacks <= 2)  // the few-rows layouts: latency first
@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks), 1)
 
 // Version 3: rows streamed through the ring (row_ring.cuh); the fused add streams x and the
 // residual side by side, two rows per stage.
-template <typename T, int kPacks, bool kFused>
+template <typename T, int kPacks, bool kFused, bool kAligned>
 __global__ void __launch_bounds__(max_threads_for(false, kPacks))
     rmsnorm_pipelined_kernel(const T* x, T* residual, const T* gamma, T* y, float* rstd_out,
                              int64_t rows, int64_t n, float eps, int stages) {
@@ -144,8 +144,8 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
   for_each_row_pipelined<T, kPacks, kInputs>(
       inputs, rows, n, stages,
       [&](int64_t row) {
-        return make_row_layout<T>(n, x + row * n, y + row * n,
-                                  kFused ? residual + row * n : nullptr, gamma, nullptr);
+        return row_layout<T, kAligned>(n, x + row * n, y + row * n,
+                                       kFused ? residual + row * n : nullptr, gamma, nullptr);
       },
       [&](RowSlice<T, kPacks>(&slices)[kInputs], const RowLayout<T>& layout, int64_t row) {
         if constexpr (kFused) add_residual(slices[0], slices[1], residual + row * n, layout, team);
@@ -168,11 +168,14 @@ void launch(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, flo
       CHECK_ARG(config.has_value(), "n = " << n << " does not fit in registers (at most "
                                            << max_registers_n<T>() << " for this type)");
       const int64_t rows_per_block = config->warp_per_row ? config->threads / 32 : 1;
-      with_registers_instance(*config, [&](auto packs, auto warp_per_row) {
-        rmsnorm_registers_kernel<T, decltype(packs)::value, decltype(warp_per_row)::value, kFused>
-            <<<grid_for_rows(rows, rows_per_block), config->threads, 0, stream>>>(
-                x, residual, gamma, y, rstd, rows, n, eps);
-      });
+      with_registers_instance(
+          *config, rows_aligned<T>(n, {x, residual, gamma, y}),
+          [&](auto packs, auto warp_per_row, auto aligned) {
+            rmsnorm_registers_kernel<T, decltype(packs)::value, decltype(warp_per_row)::value,
+                                     kFused, decltype(aligned)::value>
+                <<<grid_for_rows(rows, rows_per_block), config->threads, 0, stream>>>(
+                    x, residual, gamma, y, rstd, rows, n, eps);
+          });
       CUDA_CHECK_LAUNCH();
       return;
     }
@@ -180,11 +183,13 @@ void launch(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, flo
       const auto config = pipelined_config<T>(n, kFused ? 2 : 1);
       CHECK_ARG(config.has_value(), "the pipelined version cannot run rows of n = "
                                         << n << " here (sm_90 and a two-row ring that fits)");
-      with_packs(config->packs, [&](auto packs) {
-        const auto kernel = rmsnorm_pipelined_kernel<T, decltype(packs)::value, kFused>;
-        kernel<<<pipelined_grid(kernel, *config, rows), config->threads, config->shared_bytes,
-                 stream>>>(x, residual, gamma, y, rstd, rows, n, eps, config->stages);
-      });
+      with_pipelined_instance<kFused ? 2 : 1>(
+          *config, rows_aligned<T>(n, {x, residual, gamma, y}), [&](auto packs, auto aligned) {
+            const auto kernel = rmsnorm_pipelined_kernel<T, decltype(packs)::value, kFused,
+                                                         decltype(aligned)::value>;
+            kernel<<<pipelined_grid(kernel, *config, rows), config->threads, config->shared_bytes,
+                     stream>>>(x, residual, gamma, y, rstd, rows, n, eps, config->stages);
+          });
       CUDA_CHECK_LAUNCH();
       return;
     }

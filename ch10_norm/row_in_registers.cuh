@@ -58,6 +58,22 @@ __device__ __forceinline__ RowLayout<T> make_row_layout(int64_t n, const T* x, c
   return layout;
 }
 
+// The layout as a kernel uses it. With kAligned (the host checked rows_aligned: n a multiple of
+// kVec and every base pointer 16-byte aligned, so every row starts aligned in every buffer) it is
+// known without looking at the pointers: no head, no tail, and the compiler drops the scalar
+// path, which also lets a half or bf16 pack stay in 4 registers instead of one per element.
+template <typename T, bool kAligned>
+__device__ __forceinline__ RowLayout<T> row_layout(int64_t n, const T* x, const T* a, const T* b,
+                                                   const T* c, const T* d) {
+  if constexpr (kAligned) {
+    const int64_t packs =
+        n / RowLayout<T>::kVec;  // n = packs · kVec: extras() is 0 at compile time
+    return {packs * RowLayout<T>::kVec, 0, packs, true};
+  } else {
+    return make_row_layout<T>(n, x, a, b, c, d);
+  }
+}
+
 // One thread's share of a row, kept as the raw 16-byte packs it was loaded as (4 registers per
 // pack for every T: a bf16 row costs half the registers of an fp32 row) and widened to float
 // where it is used. Slots past the row's end are never read.
@@ -183,9 +199,11 @@ __device__ __forceinline__ float thread_sum(const RowSlice<T, kPacks>& slice,
 #pragma unroll
   for (int k = 0; k < kPacks; ++k) {
     if (int64_t{k} * threads + rank < layout.packs) {
+      float v[RowLayout<T>::kVec];
+      common::widen(slice.v[k], v);
 #pragma unroll
       for (int e = 0; e < RowLayout<T>::kVec; ++e)
-        s += f(to_float(slice.v[k].v[e]));
+        s += f(v[e]);
     }
   }
   if (rank < layout.extras()) s += f(to_float(slice.extra));
@@ -202,14 +220,11 @@ __device__ __forceinline__ void load_params(const T* p, int64_t col, bool vector
     for (int e = 0; e < kVec; ++e)
       out[e] = absent;
   } else if (vectorized) {
-    const common::Pack<T> pack = common::load_pack(p + col);
-#pragma unroll
-    for (int e = 0; e < kVec; ++e)
-      out[e] = to_float(pack.v[e]);
+    common::widen(common::load_pack(p + col), out);
   } else {
 #pragma unroll
     for (int e = 0; e < kVec; ++e)
-      out[e] = to_float(__ldg(p + col + e));
+      out[e] = param_at(p, col + e, absent);
   }
 }
 
@@ -225,13 +240,14 @@ __device__ __forceinline__ void store_row(T* row, const T* gamma, const T* beta,
     const int64_t p = int64_t{k} * threads + rank;
     if (p < layout.packs) {
       const int64_t col = layout.head + p * kVec;
-      float g[kVec], b[kVec];
+      float g[kVec], b[kVec], v[kVec];
       load_params(gamma, col, layout.vectorized, 1.0f, g);
       load_params(beta, col, layout.vectorized, 0.0f, b);
-      common::Pack<T> out;
+      common::widen(slice.v[k], v);
 #pragma unroll
       for (int e = 0; e < kVec; ++e)
-        out.v[e] = from_float<T>(f(to_float(slice.v[k].v[e]), g[e], b[e]));
+        v[e] = f(v[e], g[e], b[e]);
+      const common::Pack<T> out = common::narrow<T>(v);
       if (layout.vectorized) {
         common::store_pack(row + col, out);
       } else {
@@ -243,8 +259,8 @@ __device__ __forceinline__ void store_row(T* row, const T* gamma, const T* beta,
   }
   if (rank < layout.extras()) {
     const int64_t col = layout.extra_column(rank);
-    row[col] =
-        from_float<T>(f(to_float(slice.extra), param_at(gamma, col, 1.0f), param_at(beta, col, 0.0f)));
+    row[col] = from_float<T>(
+        f(to_float(slice.extra), param_at(gamma, col, 1.0f), param_at(beta, col, 0.0f)));
   }
 }
 

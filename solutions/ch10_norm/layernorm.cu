@@ -137,7 +137,7 @@ __device__ __forceinline__ void layernorm_from_slice(const RowSlice<T, kPacks>& 
   // END TODO 5
 }
 
-template <typename T, int kPacks, bool kWarpPerRow>
+template <typename T, int kPacks, bool kWarpPerRow, bool kAligned>
 __global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks), 1)
     layernorm_registers_kernel(const T* x, const T* gamma, const T* beta, T* y, float* mean_out,
                                float* rstd_out, int64_t rows, int64_t n, float eps) {
@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks), 1)
   for (int64_t row = team.first_row; row < rows; row += team.row_stride) {
     const T* x_row = x + row * n;
     T* y_row = y + row * n;
-    const RowLayout<T> layout = make_row_layout<T>(n, x_row, y_row, gamma, beta, nullptr);
+    const RowLayout<T> layout = row_layout<T, kAligned>(n, x_row, y_row, gamma, beta, nullptr);
     RowSlice<T, kPacks> slice;
     load_row(slice, x_row, layout, team.rank, team.threads);
     if constexpr (!kWarpPerRow && kPacks <= 2) {  // the few-rows layouts: latency first
@@ -159,7 +159,7 @@ __global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks), 1)
 // ---------------------------------------------------------------------------------------------
 // Version 4: the rows stream through a shared-memory ring (row_ring.cuh, TODO 10); the
 // arithmetic is version 3's.
-template <typename T, int kPacks>
+template <typename T, int kPacks, bool kAligned>
 __global__ void __launch_bounds__(max_threads_for(false, kPacks))
     layernorm_pipelined_kernel(const T* x, const T* gamma, const T* beta, T* y, float* mean_out,
                                float* rstd_out, int64_t rows, int64_t n, float eps, int stages) {
@@ -168,7 +168,7 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
   for_each_row_pipelined<T, kPacks>(
       inputs, rows, n, stages,
       [&](int64_t row) {
-        return make_row_layout<T>(n, x + row * n, y + row * n, gamma, beta, nullptr);
+        return row_layout<T, kAligned>(n, x + row * n, y + row * n, gamma, beta, nullptr);
       },
       [&](const RowSlice<T, kPacks>(&slices)[1], const RowLayout<T>& layout, int64_t row) {
         layernorm_from_slice(slices[0], layout, team, gamma, beta, y + row * n, mean_out, rstd_out,
@@ -225,11 +225,14 @@ void layernorm(LayerNormVersion v, const T* x, const T* gamma, const T* beta, T*
       CHECK_ARG(config.has_value(), "n = " << n << " does not fit in registers (at most "
                                            << max_registers_n<T>() << " for this type)");
       const int64_t rows_per_block = config->warp_per_row ? config->threads / 32 : 1;
-      with_registers_instance(*config, [&](auto packs, auto warp_per_row) {
-        layernorm_registers_kernel<T, decltype(packs)::value, decltype(warp_per_row)::value>
-            <<<grid_for_rows(rows, rows_per_block), config->threads, 0, stream>>>(
-                x, gamma, beta, y, mean, rstd, rows, n, eps);
-      });
+      with_registers_instance(
+          *config, rows_aligned<T>(n, {x, y, gamma, beta}),
+          [&](auto packs, auto warp_per_row, auto aligned) {
+            layernorm_registers_kernel<T, decltype(packs)::value, decltype(warp_per_row)::value,
+                                       decltype(aligned)::value>
+                <<<grid_for_rows(rows, rows_per_block), config->threads, 0, stream>>>(
+                    x, gamma, beta, y, mean, rstd, rows, n, eps);
+          });
       CUDA_CHECK_LAUNCH();
       return;
     }
@@ -237,11 +240,13 @@ void layernorm(LayerNormVersion v, const T* x, const T* gamma, const T* beta, T*
       const auto config = pipelined_config<T>(n, 1);
       CHECK_ARG(config.has_value(), "the pipelined version cannot run rows of n = "
                                         << n << " here (sm_90 and a two-row ring that fits)");
-      with_packs(config->packs, [&](auto packs) {
-        const auto kernel = layernorm_pipelined_kernel<T, decltype(packs)::value>;
-        kernel<<<pipelined_grid(kernel, *config, rows), config->threads, config->shared_bytes,
-                 stream>>>(x, gamma, beta, y, mean, rstd, rows, n, eps, config->stages);
-      });
+      with_pipelined_instance<1>(
+          *config, rows_aligned<T>(n, {x, y, gamma, beta}), [&](auto packs, auto aligned) {
+            const auto kernel =
+                layernorm_pipelined_kernel<T, decltype(packs)::value, decltype(aligned)::value>;
+            kernel<<<pipelined_grid(kernel, *config, rows), config->threads, config->shared_bytes,
+                     stream>>>(x, gamma, beta, y, mean, rstd, rows, n, eps, config->stages);
+          });
       CUDA_CHECK_LAUNCH();
       return;
     }
