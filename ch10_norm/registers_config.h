@@ -39,6 +39,15 @@ constexpr int max_block_threads(int packs) {
 // thread, so fewer rows are resident to overlap it) more than the extra loads in flight help.
 constexpr int kElementsPerThread = 16;
 
+// Whether a block of the few-rows layouts (block per row, 1 or 2 packs per thread) loads γ and
+// β into registers together with x: not for half and bf16 rows that are not all aligned at
+// 2 packs, whose packs then take a register per element (a 1024-thread block, 64 registers a
+// thread, would spill).
+template <typename T>
+__host__ __device__ constexpr bool params_with_x(bool warp_per_row, int packs, bool aligned) {
+  return !warp_per_row && (packs == 1 || (packs == 2 && (aligned || sizeof(T) == 4)));
+}
+
 struct RegistersConfig {
   bool warp_per_row = true;
   int packs = 1;    // 16-byte packs per thread (a compile-time parameter of the kernel)

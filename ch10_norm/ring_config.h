@@ -21,6 +21,9 @@
 namespace normalization::detail {
 
 constexpr size_t kRingTargetBytes = 32 * 1024;
+// Blocks of the Pipelined versions hold γ and β in registers for the whole kernel when every row
+// is aligned and a thread holds at most this many packs (more would cost blocks per SM).
+constexpr int kMaxPacksWithParamsInRegisters = 2;
 constexpr int kMaxRingStages = 8;
 constexpr int kRingHeaderBytes = 128;  // the stages' barriers; the buffers start 128-byte aligned
 

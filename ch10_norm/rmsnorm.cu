@@ -83,10 +83,10 @@ __device__ __forceinline__ void add_residual(RowSlice<T, kPacks>& slice,
 }
 
 // y = x · rstd · γ for the row whose slice the team holds, and rstd.
-template <typename T, int kPacks, bool kWarpPerRow>
+template <typename T, int kPacks, bool kWarpPerRow, typename G>
 __device__ __forceinline__ void rmsnorm_from_slice(const RowSlice<T, kPacks>& slice,
                                                    const RowLayout<T>& layout,
-                                                   const RowTeam<kWarpPerRow>& team, const T* gamma,
+                                                   const RowTeam<kWarpPerRow>& team, const G& gamma,
                                                    T* y_row, float* rstd_out, int64_t row,
                                                    int64_t n, float eps) {
   // TODO 6 (about 8 lines; checked by [ch10_norm][rmsnorm]):
@@ -119,14 +119,17 @@ __global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks), 1)
     const RowLayout<T> layout = row_layout<T, kAligned>(n, x_row, y_row, r_row, gamma, nullptr);
     RowSlice<T, kPacks> slice;
     load_row(slice, x_row, layout, team.rank, team.threads);
-    if constexpr (!kWarpPerRow && kPacks <= 2)  // the few-rows layouts: latency first
-      prefetch_params<T, kPacks>(gamma, layout, team.rank, team.threads);
-    if constexpr (kFused) {
-      RowSlice<T, kPacks> res;
-      load_row(res, r_row, layout, team.rank, team.threads);
-      add_residual(slice, res, r_row, layout, team);
-    }
-    rmsnorm_from_slice(slice, layout, team, gamma, y_row, rstd_out, row, n, eps);
+    [[maybe_unused]] RowSlice<T, kPacks> res;
+    if constexpr (kFused) load_row(res, r_row, layout, team.rank, team.threads);
+    auto normalize = [&](const auto& g) {
+      if constexpr (kFused) add_residual(slice, res, r_row, layout, team);
+      rmsnorm_from_slice(slice, layout, team, g, y_row, rstd_out, row, n, eps);
+    };
+    // Few rows: γ loads together with x, as in LayerNorm's registers kernel.
+    if constexpr (params_with_x<T>(kWarpPerRow, kPacks, kAligned))
+      normalize(params_in_registers<T, kPacks>(gamma, layout, team.rank, team.threads));
+    else
+      normalize(gamma);
   }
 }
 
@@ -141,16 +144,24 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
   const T* inputs[kInputs];
   inputs[0] = x;
   if constexpr (kFused) inputs[1] = residual;
-  for_each_row_pipelined<T, kPacks, kInputs>(
-      inputs, rows, n, stages,
-      [&](int64_t row) {
-        return row_layout<T, kAligned>(n, x + row * n, y + row * n,
-                                       kFused ? residual + row * n : nullptr, gamma, nullptr);
-      },
-      [&](RowSlice<T, kPacks>(&slices)[kInputs], const RowLayout<T>& layout, int64_t row) {
-        if constexpr (kFused) add_residual(slices[0], slices[1], residual + row * n, layout, team);
-        rmsnorm_from_slice(slices[0], layout, team, gamma, y + row * n, rstd_out, row, n, eps);
-      });
+  auto layout_of = [&](int64_t row) {
+    return row_layout<T, kAligned>(n, x + row * n, y + row * n,
+                                   kFused ? residual + row * n : nullptr, gamma, nullptr);
+  };
+  auto stream_rows = [&](const auto& g) {
+    for_each_row_pipelined<T, kPacks, kInputs>(
+        inputs, rows, n, stages, layout_of,
+        [&](RowSlice<T, kPacks>(&slices)[kInputs], const RowLayout<T>& layout, int64_t row) {
+          if constexpr (kFused)
+            add_residual(slices[0], slices[1], residual + row * n, layout, team);
+          rmsnorm_from_slice(slices[0], layout, team, g, y + row * n, rstd_out, row, n, eps);
+        });
+  };
+  if constexpr (kAligned && kPacks <= kMaxPacksWithParamsInRegisters) {  // as in LayerNorm's
+    stream_rows(params_in_registers<T, kPacks>(gamma, layout_of(0), team.rank, team.threads));
+  } else {
+    stream_rows(gamma);
+  }
 }
 
 template <typename T, bool kFused>

@@ -108,11 +108,11 @@ __global__ void layernorm_welford_kernel(const T* x, const T* gamma, const T* be
 // Version 3: the row in registers (row_in_registers.cuh). With the row at hand the exact
 // two-pass statistics cost no memory traffic, only a second team reduction. The Pipelined
 // version below runs the same function on rows that reached it through shared memory.
-template <typename T, int kPacks, bool kWarpPerRow>
+template <typename T, int kPacks, bool kWarpPerRow, typename G, typename B>
 __device__ __forceinline__ void layernorm_from_slice(const RowSlice<T, kPacks>& slice,
                                                      const RowLayout<T>& layout,
                                                      const RowTeam<kWarpPerRow>& team,
-                                                     const T* gamma, const T* beta, T* y_row,
+                                                     const G& gamma, const B& beta, T* y_row,
                                                      float* mean_out, float* rstd_out, int64_t row,
                                                      int64_t n, float eps) {
   // TODO 5 (about 12 lines; checked by [ch10_norm][registers]):
@@ -148,11 +148,17 @@ __global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks), 1)
     const RowLayout<T> layout = row_layout<T, kAligned>(n, x_row, y_row, gamma, beta, nullptr);
     RowSlice<T, kPacks> slice;
     load_row(slice, x_row, layout, team.rank, team.threads);
-    if constexpr (!kWarpPerRow && kPacks <= 2) {  // the few-rows layouts: latency first
-      prefetch_params<T, kPacks>(gamma, layout, team.rank, team.threads);
-      prefetch_params<T, kPacks>(beta, layout, team.rank, team.threads);
+    if constexpr (params_with_x<T>(kWarpPerRow, kPacks, kAligned)) {
+      // The few-rows layouts, where latency is all: γ and β load together with x, so that one
+      // memory round trip precedes the stores, not two.
+      layernorm_from_slice(slice, layout, team,
+                           params_in_registers<T, kPacks>(gamma, layout, team.rank, team.threads),
+                           params_in_registers<T, kPacks>(beta, layout, team.rank, team.threads),
+                           y_row, mean_out, rstd_out, row, n, eps);
+    } else {
+      layernorm_from_slice(slice, layout, team, gamma, beta, y_row, mean_out, rstd_out, row, n,
+                           eps);
     }
-    layernorm_from_slice(slice, layout, team, gamma, beta, y_row, mean_out, rstd_out, row, n, eps);
   }
 }
 
@@ -165,15 +171,26 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
                                float* rstd_out, int64_t rows, int64_t n, float eps, int stages) {
   const auto team = RowTeam<false>::make();
   const T* const inputs[1] = {x};
-  for_each_row_pipelined<T, kPacks>(
-      inputs, rows, n, stages,
-      [&](int64_t row) {
-        return row_layout<T, kAligned>(n, x + row * n, y + row * n, gamma, beta, nullptr);
-      },
-      [&](const RowSlice<T, kPacks>(&slices)[1], const RowLayout<T>& layout, int64_t row) {
-        layernorm_from_slice(slices[0], layout, team, gamma, beta, y + row * n, mean_out, rstd_out,
-                             row, n, eps);
-      });
+  auto layout_of = [&](int64_t row) {
+    return row_layout<T, kAligned>(n, x + row * n, y + row * n, gamma, beta, nullptr);
+  };
+  auto stream_rows = [&](const auto& g, const auto& b) {
+    for_each_row_pipelined<T, kPacks>(
+        inputs, rows, n, stages, layout_of,
+        [&](const RowSlice<T, kPacks>(&slices)[1], const RowLayout<T>& layout, int64_t row) {
+          layernorm_from_slice(slices[0], layout, team, g, b, y + row * n, mean_out, rstd_out, row,
+                               n, eps);
+        });
+  };
+  // Aligned rows all have the same layout: γ and β go to registers once (few packs: the
+  // registers they take would cost blocks per SM beyond that).
+  if constexpr (kAligned && kPacks <= kMaxPacksWithParamsInRegisters) {
+    const RowLayout<T> layout = layout_of(0);
+    stream_rows(params_in_registers<T, kPacks>(gamma, layout, team.rank, team.threads),
+                params_in_registers<T, kPacks>(beta, layout, team.rank, team.threads));
+  } else {
+    stream_rows(gamma, beta);
+  }
 }
 
 }  // namespace detail

@@ -186,21 +186,6 @@ __device__ __forceinline__ common::Pack<T> add_rounded(const common::Pack<T>& a,
   return sum;
 }
 
-// Asks L2 for the parameter columns this thread will use (γ or β), while x is still loading.
-// With few rows nothing has brought γ into L2 yet, and fetching it only after the reduction
-// would add a second round trip to DRAM to a kernel that is all latency.
-template <typename T, int kPacks>
-__device__ __forceinline__ void prefetch_params(const T* params, const RowLayout<T>& layout,
-                                                int rank, int threads) {
-  if (params == nullptr) return;
-#pragma unroll
-  for (int k = 0; k < kPacks; ++k) {
-    const int64_t p = int64_t{k} * threads + rank;
-    if (p < layout.packs)
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(params + layout.head + p * RowLayout<T>::kVec));
-  }
-}
-
 // Σ f(v) over the elements of the row this thread holds, widened to float.
 template <typename T, int kPacks, typename F>
 __device__ __forceinline__ float thread_sum(const RowSlice<T, kPacks>& slice,
@@ -239,10 +224,59 @@ __device__ __forceinline__ void load_params(const T* p, int64_t col, bool vector
   }
 }
 
-// Writes row[j] = f(v_j, γ_j, β_j) for every element the thread holds; γ and β are read with
-// 16-byte loads on the vector path (nullptr: 1 and 0).
-template <typename T, int kPacks, typename F>
-__device__ __forceinline__ void store_row(T* row, const T* gamma, const T* beta,
+// γ or β held in registers, the packs of the columns this thread handles. A block that
+// normalizes many rows with the same layout (the Pipelined versions on aligned rows) loads them
+// once instead of once per row, which takes a wait on L1 out of every row's store; a block of
+// the few-rows layouts loads them together with x, so that their latency overlaps x's.
+template <typename T, int kPacks>
+struct ParamsInRegisters {
+  RowSlice<T, kPacks> values;
+  bool present = false;
+};
+
+template <typename T, int kPacks>
+__device__ __forceinline__ ParamsInRegisters<T, kPacks> params_in_registers(
+    const T* p, const RowLayout<T>& layout, int rank, int threads) {
+  ParamsInRegisters<T, kPacks> params;
+  params.present = p != nullptr;
+  if (params.present) load_row(params.values, p, layout, rank, threads);
+  return params;
+}
+
+// What store_row reads for pack k (column col) and for the extra element: from memory (a
+// pointer, nullptr when absent) or from registers.
+template <typename T>
+__device__ __forceinline__ void param_pack(const T* p, int /*k*/, int64_t col, bool vectorized,
+                                           float absent, float (&out)[common::Pack<T>::kSize]) {
+  load_params(p, col, vectorized, absent, out);
+}
+template <typename T, int kPacks>
+__device__ __forceinline__ void param_pack(const ParamsInRegisters<T, kPacks>& p, int k,
+                                           int64_t /*col*/, bool /*vectorized*/, float absent,
+                                           float (&out)[common::Pack<T>::kSize]) {
+  if (p.present) {
+    common::widen(p.values.v[k], out);
+  } else {
+#pragma unroll
+    for (int e = 0; e < common::Pack<T>::kSize; ++e)
+      out[e] = absent;
+  }
+}
+template <typename T>
+__device__ __forceinline__ float param_extra(const T* p, int64_t col, float absent) {
+  return param_at(p, col, absent);
+}
+template <typename T, int kPacks>
+__device__ __forceinline__ float param_extra(const ParamsInRegisters<T, kPacks>& p, int64_t /*col*/,
+                                             float absent) {
+  return p.present ? to_float(p.values.extra) : absent;
+}
+
+// Writes row[j] = f(v_j, γ_j, β_j) for every element the thread holds. γ and β (G, B) are
+// pointers, read with 16-byte loads on the vector path (nullptr: 1 and 0), or
+// ParamsInRegisters.
+template <typename T, int kPacks, typename G, typename B, typename F>
+__device__ __forceinline__ void store_row(T* row, const G& gamma, const B& beta,
                                           const RowSlice<T, kPacks>& slice,
                                           const RowLayout<T>& layout, int rank, int threads, F f) {
   constexpr int kVec = RowLayout<T>::kVec;
@@ -252,8 +286,8 @@ __device__ __forceinline__ void store_row(T* row, const T* gamma, const T* beta,
     if (p < layout.packs) {
       const int64_t col = layout.head + p * kVec;
       float g[kVec], b[kVec], v[kVec];
-      load_params(gamma, col, layout.vectorized, 1.0f, g);
-      load_params(beta, col, layout.vectorized, 0.0f, b);
+      param_pack(gamma, k, col, layout.vectorized, 1.0f, g);
+      param_pack(beta, k, col, layout.vectorized, 0.0f, b);
       common::widen(slice.v[k], v);
 #pragma unroll
       for (int e = 0; e < kVec; ++e)
@@ -271,7 +305,7 @@ __device__ __forceinline__ void store_row(T* row, const T* gamma, const T* beta,
   if (rank < layout.extras()) {
     const int64_t col = layout.extra_column(rank);
     row[col] = from_float<T>(
-        f(to_float(slice.extra), param_at(gamma, col, 1.0f), param_at(beta, col, 0.0f)));
+        f(to_float(slice.extra), param_extra(gamma, col, 1.0f), param_extra(beta, col, 0.0f)));
   }
 }
 
