@@ -13,16 +13,16 @@ bool pipelined_available(int64_t n, bool fused) {
 }
 
 template <typename T>
-bool pipelined_pays(int64_t rows, int64_t n, bool fused) {
-  constexpr int64_t kMinRowBytes = 8192;
-  return rows >= kManyRows && sizeof(T) == 2 && n * int64_t{sizeof(T)} >= kMinRowBytes &&
-         pipelined_available<T>(n, fused);
+bool pipelined_pays(NormOp op, int64_t rows, int64_t n) {
+  return rows >= kManyRows && sizeof(T) == 2 &&
+         n * int64_t{sizeof(T)} >= min_pipelined_row_bytes(op) &&
+         pipelined_available<T>(n, op == NormOp::AddRmsNorm);
 }
 
 template <typename T>
 LayerNormVersion choose_layernorm_version(int64_t rows, int64_t n) {
   // TODO 8 (about 3 lines; checked by [ch10_norm][dispatch]):
-  //   Where the copy engine's ring pays (pipelined_pays<T>(rows, n, false)),
+  //   Where the copy engine's ring pays (pipelined_pays<T>(NormOp::LayerNorm, rows, n)),
   //   LayerNormVersion::Pipelined. Otherwise rows that fit in registers (n <= max_registers_n<T>(),
   //   which depends on T through the 16-byte pack: 4 floats or 8 halfs) read x once:
   //   LayerNormVersion::Registers. Longer rows cannot stay on chip: LayerNormVersion::Welford
@@ -36,9 +36,10 @@ LayerNormVersion choose_layernorm_version(int64_t rows, int64_t n) {
 
 template <typename T>
 RmsNormVersion choose_rmsnorm_version(int64_t rows, int64_t n, bool fused) {
-  // TODO 9 (about 3 lines; checked by [ch10_norm][dispatch]):
+  // TODO 9 (about 4 lines; checked by [ch10_norm][dispatch]):
   //   The same rule for RMSNorm (and, with fused, the residual add, whose ring holds two rows a
-  //   stage): RmsNormVersion::Pipelined where pipelined_pays<T>(rows, n, fused), else
+  //   stage): RmsNormVersion::Pipelined where pipelined_pays<T>(op, rows, n) with op
+  //   NormOp::AddRmsNorm when fused, NormOp::RmsNorm otherwise, else
   //   RmsNormVersion::Registers while the row fits, RmsNormVersion::BlockLoop beyond.
   // BEGIN TODO 9
   (void)rows;
@@ -50,7 +51,7 @@ RmsNormVersion choose_rmsnorm_version(int64_t rows, int64_t n, bool fused) {
 
 #define CH10_INSTANTIATE(T)                                                \
   template bool pipelined_available<T>(int64_t, bool);                     \
-  template bool pipelined_pays<T>(int64_t, int64_t, bool);                 \
+  template bool pipelined_pays<T>(NormOp, int64_t, int64_t);               \
   template LayerNormVersion choose_layernorm_version<T>(int64_t, int64_t); \
   template RmsNormVersion choose_rmsnorm_version<T>(int64_t, int64_t, bool);
 CH10_INSTANTIATE(float)

@@ -65,12 +65,22 @@ bool pipelined_available(int64_t n, bool fused);
 // the case the Pipelined versions are for; fewer rows are the latency regime of decoding.
 constexpr int64_t kManyRows = 512;
 
+// The three operations, where a rule depends on which one runs.
+enum class NormOp { LayerNorm, RmsNorm, AddRmsNorm };
+
 // Where the Pipelined versions beat the Registers versions (measured on an H200, see the
-// chapter README): many rows, 2-byte elements (fp16, bf16: Registers keeps only 32 bytes per
-// thread in flight, fp32 rows 64, and there Registers is as fast or faster), rows of at least
-// 8 KiB (shorter rows make blocks of one or two warps), and pipelined_available.
+// chapter README): many rows, 2-byte elements (fp16, bf16; fp32 rows keep twice the bytes in
+// flight per element, and there Registers is as fast or faster), rows of at least
+// min_pipelined_row_bytes(op), and pipelined_available.
 template <typename T>
-bool pipelined_pays(int64_t rows, int64_t n, bool fused);
+bool pipelined_pays(NormOp op, int64_t rows, int64_t n);
+
+// 8 KiB for LayerNorm, 16 KiB for RMSNorm, 32 KiB for the fused add: the less arithmetic per
+// element and the more bytes a thread of Registers keeps in flight (two inputs for the fused
+// add), the longer the rows before a block of Registers, one row at a time, falls behind.
+constexpr int64_t min_pipelined_row_bytes(NormOp op) {
+  return op == NormOp::LayerNorm ? 8192 : op == NormOp::RmsNorm ? 16384 : 32768;
+}
 
 // The dispatchers' choice (TODOs 8, 9): the version that Dispatch runs for `rows` rows of n
 // elements of T (`fused`: the residual add + RMSNorm).

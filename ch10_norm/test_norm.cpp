@@ -286,27 +286,39 @@ TEST_CASE("pipelined: rows streamed through a shared-memory ring by the copy eng
 TEST_CASE("the dispatchers pick by rows and row length, are right for every N, check arguments",
           "[ch10_norm][dispatch]") {
   INFO("fill TODOs 8 and 9 in ch10_norm/dispatch.cu (the dispatchers run TODOs 3 to 7 and 10)");
+  using normalization::NormOp;
   const int64_t many = normalization::kManyRows;
   for (int64_t n : kRowLengths) {
+    // The ring's rule, written out: many rows, 2-byte elements, rows long enough for the op.
+    auto expected_ring = [&](NormOp op, int64_t rows, int64_t min_bytes) {
+      return rows >= many && n * 2 >= min_bytes &&
+             normalization::pipelined_available<__nv_bfloat16>(n, op == NormOp::AddRmsNorm);
+    };
     const bool fits = n <= normalization::max_registers_n<__nv_bfloat16>();
     const LayerNormVersion without_ring =
         fits ? LayerNormVersion::Registers : LayerNormVersion::Welford;
+    const RmsNormVersion without_ring_rms =
+        fits ? RmsNormVersion::Registers : RmsNormVersion::BlockLoop;
     for (int64_t rows : {int64_t{1}, many - 1, many, int64_t{4096}}) {
-      const bool ring = normalization::pipelined_pays<__nv_bfloat16>(rows, n, false);
-      CHECK(ring == (rows >= many && n >= 4096 &&
-                     normalization::pipelined_available<__nv_bfloat16>(n, false)));
+      CHECK(normalization::pipelined_pays<__nv_bfloat16>(NormOp::LayerNorm, rows, n) ==
+            expected_ring(NormOp::LayerNorm, rows, 8192));
+      CHECK(normalization::pipelined_pays<__nv_bfloat16>(NormOp::RmsNorm, rows, n) ==
+            expected_ring(NormOp::RmsNorm, rows, 16384));
+      CHECK(normalization::pipelined_pays<__nv_bfloat16>(NormOp::AddRmsNorm, rows, n) ==
+            expected_ring(NormOp::AddRmsNorm, rows, 32768));
       CHECK(normalization::choose_layernorm_version<__nv_bfloat16>(rows, n) ==
-            (ring ? LayerNormVersion::Pipelined : without_ring));
+            (expected_ring(NormOp::LayerNorm, rows, 8192) ? LayerNormVersion::Pipelined
+                                                          : without_ring));
+      CHECK(normalization::choose_rmsnorm_version<__nv_bfloat16>(rows, n, false) ==
+            (expected_ring(NormOp::RmsNorm, rows, 16384) ? RmsNormVersion::Pipelined
+                                                         : without_ring_rms));
+      CHECK(normalization::choose_rmsnorm_version<__nv_bfloat16>(rows, n, true) ==
+            (expected_ring(NormOp::AddRmsNorm, rows, 32768) ? RmsNormVersion::Pipelined
+                                                            : without_ring_rms));
     }
-    const RmsNormVersion without_ring_rms = n <= normalization::max_registers_n<__half>()
-                                                ? RmsNormVersion::Registers
-                                                : RmsNormVersion::BlockLoop;
-    for (bool fused : {false, true})
-      CHECK(normalization::choose_rmsnorm_version<__half>(4096, n, fused) ==
-            (normalization::pipelined_pays<__half>(4096, n, fused) ? RmsNormVersion::Pipelined
-                                                                   : without_ring_rms));
     // fp32 rows already keep 64 bytes per thread in flight: no ring.
-    CHECK_FALSE(normalization::pipelined_pays<float>(4096, n, false));
+    for (NormOp op : {NormOp::LayerNorm, NormOp::RmsNorm, NormOp::AddRmsNorm})
+      CHECK_FALSE(normalization::pipelined_pays<float>(op, 4096, n));
     CHECK(normalization::choose_rmsnorm_version<float>(4096, n, false) ==
           (n <= normalization::max_registers_n<float>() ? RmsNormVersion::Registers
                                                         : RmsNormVersion::BlockLoop));
