@@ -66,8 +66,8 @@ template <typename T, bool kAligned>
 __device__ __forceinline__ RowLayout<T> row_layout(int64_t n, const T* x, const T* a, const T* b,
                                                    const T* c, const T* d) {
   if constexpr (kAligned) {
-    const int64_t packs =
-        n / RowLayout<T>::kVec;  // n = packs · kVec: extras() is 0 at compile time
+    // n is packs · kVec; saying so makes extras() 0 at compile time (no tail code at all).
+    const int64_t packs = n / RowLayout<T>::kVec;
     return {packs * RowLayout<T>::kVec, 0, packs, true};
   } else {
     return make_row_layout<T>(n, x, a, b, c, d);
