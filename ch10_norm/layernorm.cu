@@ -215,7 +215,7 @@ void layernorm(LayerNormVersion v, const T* x, const T* gamma, const T* beta, T*
       CHECK_ARG(config.has_value(), "n = " << n << " does not fit in registers (at most "
                                            << max_registers_n<T>() << " for this type)");
       const int64_t rows_per_block = config->warp_per_row ? config->threads / 32 : 1;
-      with_registers_instance(
+      with_registers_instance<T>(
           *config, rows_aligned<T>(n, {x, y, gamma, beta}),
           [&](auto packs, auto warp_per_row, auto aligned) {
             layernorm_registers_kernel<T, decltype(packs)::value, decltype(warp_per_row)::value,
@@ -230,7 +230,7 @@ void layernorm(LayerNormVersion v, const T* x, const T* gamma, const T* beta, T*
       const auto config = pipelined_config<T>(n, 1);
       CHECK_ARG(config.has_value(), "the pipelined version cannot run rows of n = "
                                         << n << " here (sm_90 and a two-row ring that fits)");
-      with_pipelined_instance<1>(
+      with_pipelined_instance<T, 1>(
           *config, rows_aligned<T>(n, {x, y, gamma, beta}), [&](auto packs, auto aligned) {
             const auto kernel =
                 layernorm_pipelined_kernel<T, decltype(packs)::value, decltype(aligned)::value>;

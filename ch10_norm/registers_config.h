@@ -109,18 +109,21 @@ void with_flag(bool flag, Launch launch) {
     launch(std::false_type{});
 }
 
+// The aligned instances have no scalar path, and the compiler fills the registers it frees with
+// more loads in flight: for half and bf16 at 8 packs per thread that exceeds the 128 registers
+// of a 512-thread block (it spills), so such rows run the general instances.
+template <typename T>
+constexpr int max_aligned_packs() {
+  return sizeof(T) == 4 ? kMaxBlockPacksPerThread : 4;
+}
+
 // Calls launch(packs, warp_per_row, aligned), all compile-time constants, for the runtime
 // configuration and alignment (rows_aligned).
-// The aligned instances have no scalar path, and the compiler fills the registers it frees with
-// more loads in flight: at 8 packs per thread that exceeds the 128 registers of a 512-thread
-// block (it spills), so such rows run the general instances.
-constexpr int kMaxAlignedPacks = 4;
-
-template <typename Launch>
+template <typename T, typename Launch>
 void with_registers_instance(const RegistersConfig& config, bool aligned, Launch launch) {
   with_flag(config.warp_per_row, [&](auto warp_per_row) {
-    with_flag(aligned && config.packs <= kMaxAlignedPacks, [&](auto is_aligned) {
-      constexpr int kMax = is_aligned ? kMaxAlignedPacks : kMaxBlockPacksPerThread;
+    with_flag(aligned && config.packs <= max_aligned_packs<T>(), [&](auto is_aligned) {
+      constexpr int kMax = is_aligned ? max_aligned_packs<T>() : kMaxBlockPacksPerThread;
       with_packs<kMax>(config.packs, [&](auto packs) { launch(packs, warp_per_row, is_aligned); });
     });
   });

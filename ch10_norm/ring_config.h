@@ -75,10 +75,12 @@ std::optional<PipelinedConfig> pipelined_config(int64_t n, int inputs) {
 
 // Calls launch(packs, aligned), both compile-time constants, for the configuration and the
 // alignment of the rows (rows_aligned), instantiating only what kInputs rows a stage allow.
-template <int kInputs, typename Launch>
+template <typename T, int kInputs, typename Launch>
 void with_pipelined_instance(const PipelinedConfig& config, bool aligned, Launch launch) {
-  with_flag(aligned && config.packs <= kMaxAlignedPacks, [&](auto is_aligned) {
-    constexpr int kMax = is_aligned ? kMaxAlignedPacks : max_pipelined_packs(kInputs);
+  constexpr int kMaxPacks = max_pipelined_packs(kInputs);
+  constexpr int kMaxAligned = std::min(max_aligned_packs<T>(), kMaxPacks);
+  with_flag(aligned && config.packs <= kMaxAligned, [&](auto is_aligned) {
+    constexpr int kMax = is_aligned ? kMaxAligned : kMaxPacks;
     with_packs<kMax>(config.packs, [&](auto packs) { launch(packs, is_aligned); });
   });
 }

@@ -179,7 +179,7 @@ void launch(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, flo
       CHECK_ARG(config.has_value(), "n = " << n << " does not fit in registers (at most "
                                            << max_registers_n<T>() << " for this type)");
       const int64_t rows_per_block = config->warp_per_row ? config->threads / 32 : 1;
-      with_registers_instance(
+      with_registers_instance<T>(
           *config, rows_aligned<T>(n, {x, residual, gamma, y}),
           [&](auto packs, auto warp_per_row, auto aligned) {
             rmsnorm_registers_kernel<T, decltype(packs)::value, decltype(warp_per_row)::value,
@@ -194,7 +194,7 @@ void launch(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, flo
       const auto config = pipelined_config<T>(n, kFused ? 2 : 1);
       CHECK_ARG(config.has_value(), "the pipelined version cannot run rows of n = "
                                         << n << " here (sm_90 and a two-row ring that fits)");
-      with_pipelined_instance<kFused ? 2 : 1>(
+      with_pipelined_instance<T, kFused ? 2 : 1>(
           *config, rows_aligned<T>(n, {x, residual, gamma, y}), [&](auto packs, auto aligned) {
             const auto kernel = rmsnorm_pipelined_kernel<T, decltype(packs)::value, kFused,
                                                          decltype(aligned)::value>;
