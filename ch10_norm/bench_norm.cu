@@ -83,25 +83,24 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table, const
     table.add(row);
   };
 
+  // A version the GPU or the row length rules out gets no row in the table.
+  auto version_runs = [&](bool registers, bool pipelined, bool fused) {
+    if (registers) return shape.n <= normalization::max_registers_n<T>();
+    if (pipelined) return normalization::pipelined_available<T>(shape.n, fused);
+    return true;
+  };
   for (normalization::LayerNormVersion v : normalization::kLayerNormVersions) {
-    if (v == normalization::LayerNormVersion::Registers &&
-        shape.n > normalization::max_registers_n<T>())
-      continue;
-    if (v == normalization::LayerNormVersion::Pipelined &&
-        !normalization::pipelined_available<T>(shape.n, false))
+    if (!version_runs(v == normalization::LayerNormVersion::Registers,
+                      v == normalization::LayerNormVersion::Pipelined, false))
       continue;
     run(normalization::version_name(v), layernorm_bytes, [&](cudaStream_t stream) {
       normalization::layernorm(v, x.data(), gamma.data(), beta.data(), y.data(), mean.data(),
                                rstd.data(), shape.rows, shape.n, 1e-5f, stream);
     });
   }
-  // A version the GPU or the row length rules out gets no row in the table.
   auto rmsnorm_runs = [&](normalization::RmsNormVersion v, bool fused) {
-    if (v == normalization::RmsNormVersion::Registers)
-      return shape.n <= normalization::max_registers_n<T>();
-    if (v == normalization::RmsNormVersion::Pipelined)
-      return normalization::pipelined_available<T>(shape.n, fused);
-    return true;
+    return version_runs(v == normalization::RmsNormVersion::Registers,
+                        v == normalization::RmsNormVersion::Pipelined, fused);
   };
   for (normalization::RmsNormVersion v : normalization::kRmsNormVersions) {
     if (!rmsnorm_runs(v, false)) continue;
