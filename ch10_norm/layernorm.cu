@@ -10,7 +10,7 @@
 //                statistics come from registers
 //   4 pipelined  the same arithmetic, but the copy engine streams each block's next rows into a
 //                shared-memory ring while it works on the current one (row_ring.cuh)
-//   5 dispatch   pipelined for many rows, registers for few, welford beyond (dispatch.cu)
+//   5 dispatch   pipelined where it pays, registers, welford beyond (dispatch.cu)
 // The one-pass formula var = E[x²] − E[x]² is deliberately absent: see one_pass_trap.cpp.
 
 #include "norm.h"
@@ -122,8 +122,8 @@ __global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks), 1)
     RowSlice<T, kPacks> slice;
     load_row(slice, x_row, layout, team.rank, team.threads);
     if constexpr (params_with_x<T>(kWarpPerRow, kPacks, kAligned)) {
-      // The few-rows layouts, where latency is all: γ and β load together with x, so that one
-      // memory round trip precedes the stores, not two.
+      // γ and β load together with x, so that one memory round trip precedes the stores, not
+      // two: what the few-rows layouts, all latency, need most (params_with_x).
       layernorm_from_slice(slice, layout, team,
                            params_in_registers<T, kPacks>(gamma, layout, team.rank, team.threads),
                            params_in_registers<T, kPacks>(beta, layout, team.rank, team.threads),

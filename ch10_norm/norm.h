@@ -32,7 +32,7 @@ enum class LayerNormVersion {
   Welford,      // block per row: one sweep for both statistics (Welford merges), one to normalize
   Registers,    // the row held in registers, 16-byte loads: one read of x, one write of y
   Pipelined,    // Registers' arithmetic, rows streamed into a shared-memory ring by the copy engine
-  Dispatch,     // the dispatcher: Pipelined for many rows, Registers for few, Welford beyond
+  Dispatch,     // the dispatcher: Pipelined where pipelined_pays, Registers, Welford beyond
 };
 constexpr LayerNormVersion kLayerNormVersions[] = {
     LayerNormVersion::TwoPass, LayerNormVersion::Welford, LayerNormVersion::Registers,
@@ -44,7 +44,7 @@ enum class RmsNormVersion {
   BlockLoop = 1,  // block per row: sweep for the mean square, sweep to scale (any N; given code)
   Registers,      // the row held in registers, as LayerNorm's Registers
   Pipelined,      // rows streamed through a shared-memory ring, as LayerNorm's Pipelined
-  Dispatch,       // Pipelined for many rows, Registers for few, BlockLoop beyond
+  Dispatch,       // Pipelined where pipelined_pays, Registers, BlockLoop beyond
 };
 constexpr RmsNormVersion kRmsNormVersions[] = {RmsNormVersion::BlockLoop, RmsNormVersion::Registers,
                                                RmsNormVersion::Pipelined, RmsNormVersion::Dispatch};
@@ -56,8 +56,10 @@ template <typename T>
 int64_t max_registers_n();
 
 // Whether the Pipelined versions run rows of n elements of T on this device: sm_90 or newer (the
-// copy engine's bulk copies), and a ring of two rows (two of x and two of the residual for the
-// fused add) fits in a block's shared memory. Elsewhere they throw std::invalid_argument.
+// copy engine's bulk copies), a thread's share of the row fits in registers (rows of up to
+// 64 KiB, 32 KiB for the fused add, which holds x and the residual), and a ring of two rows (two
+// of x and two of the residual for the fused add) fits in a block's shared memory. Elsewhere
+// they throw std::invalid_argument.
 template <typename T>
 bool pipelined_available(int64_t n, bool fused);
 

@@ -74,9 +74,10 @@ __device__ __forceinline__ RowLayout<T> row_layout(int64_t n, const T* x, const 
   }
 }
 
-// One thread's share of a row, kept as the raw 16-byte packs it was loaded as (4 registers per
-// pack for every T: a bf16 row costs half the registers of an fp32 row) and widened to float
-// where it is used. Slots past the row's end are never read.
+// One thread's share of a row, kept as the raw 16-byte packs it was loaded as and widened to
+// float where it is used: 4 registers per pack for every T in the aligned instances (a bf16 row
+// costs half the registers of an fp32 row), one per half or bf16 element where a scalar path
+// also fills the pack (row_layout). Slots past the row's end are never read.
 template <typename T, int kPacks>
 struct RowSlice {
   static constexpr int kVec = common::Pack<T>::kSize;

@@ -3,12 +3,17 @@
 // an mbarrier that the copy itself completes. No registers hold the bytes in flight, so a block
 // can keep far more of them outstanding than its threads could with loads (sm_90 and newer).
 //
-//   __shared__ uint64_t full;                       // one barrier per buffer
-//   if (threadIdx.x == 0) { mbarrier_init(&full, 1); fence_barrier_init(); }
+//   __shared__ uint64_t full;  // one barrier per buffer
+//   if (threadIdx.x == 0) {
+//     mbarrier_init(&full, 1);
+//     fence_barrier_init();
+//   }
 //   __syncthreads();
-//   if (threadIdx.x == 0) { mbarrier_expect_bytes(&full, bytes); bulk_copy_to_shared(buf, src,
-//   bytes, &full); } mbarrier_wait(&full, phase);                     // phase: 0, 1, 0, ... on
-//   each reuse
+//   if (threadIdx.x == 0) {
+//     mbarrier_expect_bytes(&full, bytes);
+//     bulk_copy_to_shared(buffer, src, bytes, &full);
+//   }
+//   mbarrier_wait(&full, phase);  // phase 0, 1, 0, ... on each reuse of the buffer
 //
 // Addresses and sizes must be multiples of 16 bytes. Built for an older GPU, every function here
 // traps: launchers check common::has_bulk_copy() (gpu_info.hpp) before choosing such a kernel.

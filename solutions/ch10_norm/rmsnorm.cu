@@ -4,7 +4,7 @@
 //                 statistic instead of two, and the fallback for rows too long for registers)
 //   2 registers   the row in registers, as layernorm_3_registers: one statistic, one reduction
 //   3 pipelined   rows streamed through a shared-memory ring, as layernorm_4_pipelined
-//   4 dispatch    pipelined for many rows, registers for few, block_loop beyond (dispatch.cu)
+//   4 dispatch    pipelined where it pays, registers, block_loop beyond (dispatch.cu)
 // The fused add_rmsnorm versions compute r = x + residual, write r back to `residual` (the next
 // layer's residual stream) and normalize r, all in the same kernel: 4 tensors move instead of the
 // 6 of an add kernel followed by an RMSNorm kernel.
@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks), 1)
       if constexpr (kFused) add_residual(slice, res, r_row, layout, team);
       rmsnorm_from_slice(slice, layout, team, g, y_row, rstd_out, row, n, eps);
     };
-    // Few rows: γ loads together with x, as in LayerNorm's registers kernel.
+    // γ loads together with x where params_with_x, as in LayerNorm's registers kernel.
     if constexpr (params_with_x<T>(kWarpPerRow, kPacks, kAligned))
       normalize(params_in_registers<T, kPacks>(gamma, layout, team.rank, team.threads));
     else
