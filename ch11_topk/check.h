@@ -7,9 +7,9 @@
 // with zero tolerance), every output slot was written, nothing was written past either end.
 // Probabilities of the fused kernel: |p - p_ref| <= 1e-12 + 1e-4 |p_ref|. Why 1e-4: each
 // thread sums its exp terms in float (relative error at most about (N / 128) 2^-24, 6e-5 at
-// N = 128k, typically far less since rounding errors do not all add up) and __expf adds about
-// 2^-21; 1e-12 only forgives probabilities float cannot even represent accurately, while the
-// top-1 probability of any row is >= 1 / N, far above it.
+// N = 128k, typically far less since rounding errors do not all add up) and the approximate
+// exponential (ex2.approx) adds about 2^-21; 1e-12 only forgives probabilities float cannot
+// even represent accurately, while the top-1 probability of any row is >= 1 / N, far above it.
 #pragma once
 
 #include "cpu_ref.h"

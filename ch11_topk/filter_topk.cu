@@ -2,15 +2,15 @@
 // discarded by a single comparison with a running threshold.
 //
 //   3. RadixSelect: one block per row. The block streams its row in tiles of 2048 elements
-//      (16-byte loads). One float comparison with the threshold's value rejects almost every
-//      element; a warp in which some lane might pass builds composites and appends those >= the
-//      threshold to a candidate buffer in shared memory. The first threshold comes from the
-//      first tile (CandidateFilter::seed); when the buffer passes max(2k, 256) candidates, the
-//      block radix selects the k best on chip (radix_select.cuh), drops the rest and raises the
-//      threshold to the k-th best: afterwards an element survives only when it beats the k-th
-//      best seen so far, about k / s of them after s elements, so the buffer is compacted only a
-//      handful of times per row. At the end the final k are selected, sorted (bitonic,
-//      k <= 1024) and written.
+//      (16-byte loads). One comparison per 16-byte pack (its largest element against the
+//      threshold's value) rejects almost every element; a warp in which some lane might pass
+//      builds composites and appends those >= the threshold to a candidate buffer in shared
+//      memory. The first threshold comes from the first tile (CandidateFilter::seed); when the
+//      buffer passes max(2k, 256) candidates, the block radix selects the k best on chip
+//      (radix_select.cuh), drops the rest and raises the threshold to the k-th best: afterwards an
+//      element survives only when it beats the k-th best seen so far, about k / s of them after s
+//      elements, so the buffer is compacted only a handful of times per row. At the end the final k
+//      are selected, sorted (bitonic, k <= 1024) and written.
 //   4. SplitRow: the same, with each row split into `chunks` blocks (grid.y), for small M where
 //      one block per row would leave most of the GPU idle. Each block publishes its k best
 //      composites and its threshold to the workspace; the last block of a row to finish (an
@@ -28,6 +28,8 @@
 #include "common/vector_io.cuh"
 
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 
 namespace topk {
 namespace detail {
@@ -132,15 +134,83 @@ struct CandidateFilter {
   }
 };
 
+// The larger of a and b, NaN when either is NaN (NaN ranks above everything): one instruction,
+// where fmaxf would drop the NaN and a comparison-based max takes three.
+__device__ __forceinline__ float max_nan(float a, float b) {
+  float m;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(m) : "f"(a), "f"(b));
+  return m;
+}
+
+// e^x in two instructions (a multiply and MUFU.EX2), results below 2^-126 flushed to zero.
+// __expf keeps such denormal results, which costs four more instructions per element; a term
+// below 2^-126 changes no sum here (the row's maximum contributes exactly 1). maybe_unused: the
+// skeleton calls it only once TODO 5 is filled in.
+[[maybe_unused]] __device__ __forceinline__ float exp_flush_denormals(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * 1.44269504088896341f));
+  return y;
+}
+
+// 16 bytes of the row, kept as the four 32-bit words they were loaded as; an element is taken
+// out of its word where it is used. Indexed as T[8], a half or bf16 pack would be split into 8
+// registers right after its load, and the split waits for the load: the next tile would arrive
+// before the current one is filtered instead of while it is.
+template <typename T>
+struct RawPack {
+  static constexpr int kSize = 16 / sizeof(T);
+  uint4 words;
+  __device__ __forceinline__ uint32_t word(int i) const {
+    return i == 0 ? words.x : i == 1 ? words.y : i == 2 ? words.z : words.w;
+  }
+  // Element e's bits (in the low 16 for half and bf16); e must be a compile-time constant.
+  __device__ __forceinline__ uint32_t bits(int e) const {
+    if constexpr (kSize == 4)
+      return word(e);
+    else
+      return e % 2 ? word(e / 2) >> 16 : word(e / 2) & 0xFFFFu;
+  }
+  __device__ __forceinline__ float value(int e) const {
+    if constexpr (std::is_same_v<T, __nv_bfloat16>)  // a bf16 is the high half of a float
+      return __uint_as_float(e % 2 ? word(e / 2) & 0xFFFF0000u : word(e / 2) << 16);
+    else
+      return KeyTraits<T>::from_bits(bits(e));
+  }
+  // The largest element as a float, NaN when any element is NaN (NaN ranks above everything):
+  // half and bf16 pairs are compared two at a time (one packed max per two words).
+  __device__ __forceinline__ float max_value() const {
+    if constexpr (kSize == 4) {
+      return max_nan(max_nan(value(0), value(1)), max_nan(value(2), value(3)));
+    } else {
+      using Pair = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
+      const Pair m = __hmax2_nan(__hmax2_nan(pair<Pair>(words.x), pair<Pair>(words.y)),
+                                 __hmax2_nan(pair<Pair>(words.z), pair<Pair>(words.w)));
+      uint32_t w;
+      memcpy(&w, &m, sizeof(w));
+      const RawPack<T> top{make_uint4(w, 0, 0, 0)};
+      return max_nan(top.value(0), top.value(1));
+    }
+  }
+
+ private:
+  template <typename Pair>
+  __device__ __forceinline__ static Pair pair(uint32_t w) {
+    Pair p;
+    memcpy(&p, &w, sizeof(p));
+    return p;
+  }
+};
+
 template <int n>
 __device__ __forceinline__ MaxSum accumulate_softmax(MaxSum s, const float (&y)[n]) {
   // TODO 5 (about 8 lines; checked by [ch11_topk][softmax_topk]):
   //   Fold n more values y[0..n) (already divided by the temperature; -inf for slots that hold no
   //   element) into the online softmax state s = (max, sum of exp(y - max)). Take the new maximum
-  //   m over s.max and the y's with common::Max (it propagates NaN); if m is still -inf nothing
+  //   m over s.max and the y's with max_nan (it propagates NaN); if m is still -inf nothing
   //   but masked values were seen: return s unchanged (exp(-inf - -inf) would be NaN). Otherwise
-  //   rescale the old sum by exp(s.max - m) and add exp(y_i - m) for every i (__expf: one MUFU
-  //   instruction each, one rescale per n values instead of one per value).
+  //   rescale the old sum by exp_flush_denormals(s.max - m) and add exp_flush_denormals(y_i - m)
+  //   for every i (one rescale per n values instead of one per value; this loop runs for every
+  //   element of the row, so each instruction in it counts).
   // BEGIN TODO 5
   (void)y;
   return s;
@@ -164,7 +234,7 @@ __device__ __forceinline__ float log_sum_exp(MaxSum s) {
 template <typename T, bool kSoftmax, class Filter>
 __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int64_t end,
                                                 float scale, Filter& filter, MaxSum& state) {
-  using Vec = common::Pack<T>;
+  using Vec = RawPack<T>;
   constexpr int kVec = Vec::kSize;
   constexpr int kPacks = kElementsPerThread / kVec;
   const T* base = row + begin;
@@ -196,7 +266,7 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
 #pragma unroll
     for (int j = 0; j < kPacks; ++j) {
       const int64_t p = p0 + j * kFilterThreads + threadIdx.x;
-      if (p < num_packs) next[j] = common::load_pack_streaming(aligned + p * kVec);
+      if (p < num_packs) next[j].words = __ldcs(reinterpret_cast<const uint4*>(aligned + p * kVec));
     }
   };
   load_tile(0);
@@ -209,7 +279,8 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
 #pragma unroll
       for (int e = 0; e < kVec; ++e)
         if (p < num_packs)
-          best = MaxComposite{}(best, composite(order_key(next[j].v[e]), pack_index + e));
+          best = MaxComposite{}(best,
+                                composite(order_key_of_bits<T>(next[j].bits(e)), pack_index + e));
     }
     filter.seed(best);
   }
@@ -219,26 +290,17 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
     for (int j = 0; j < kPacks; ++j)
       packs[j] = next[j];
     if (p0 + kStep < num_packs) load_tile(p0 + kStep);  // in flight while this tile is filtered
-    // The fast test, one float comparison per element: only when some lane of the warp holds
-    // an element not below the threshold's value does the warp build composites and offer them.
+    // The fast test: the largest element of each pack against the threshold's value (a few
+    // packed max instructions per pack, one comparison). Only when some lane of the warp holds a
+    // pack that might pass does the warp look at that pack's elements, and it builds and offers
+    // composites only for elements some lane keeps: typically one lane holds one such element.
+    bool pack_passes[kPacks];
     bool maybe = false;
 #pragma unroll
     for (int j = 0; j < kPacks; ++j) {
       const bool valid = p0 + j * kFilterThreads + threadIdx.x < num_packs;
-#pragma unroll
-      for (int e = 0; e < kVec; ++e)
-        maybe |= valid && !(KeyTraits<T>::to_float(packs[j].v[e]) < filter.threshold_value);
-    }
-    if (__any_sync(common::kFullWarpMask, maybe)) {
-#pragma unroll
-      for (int j = 0; j < kPacks; ++j) {
-        const int64_t p = p0 + j * kFilterThreads + threadIdx.x;
-        const bool valid = p < num_packs;
-        const uint32_t pack_index = static_cast<uint32_t>(first_index + p * kVec);
-#pragma unroll
-        for (int e = 0; e < kVec; ++e)
-          filter.offer(valid, composite(order_key(packs[j].v[e]), pack_index + e));
-      }
+      pack_passes[j] = valid && !(packs[j].max_value() < filter.threshold_value);
+      maybe |= pack_passes[j];
     }
     if constexpr (kSoftmax) {
 #pragma unroll
@@ -247,8 +309,22 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
         float y[kVec];
 #pragma unroll
         for (int e = 0; e < kVec; ++e)
-          y[e] = valid ? KeyTraits<T>::to_float(packs[j].v[e]) * scale : -INFINITY;
+          y[e] = valid ? packs[j].value(e) * scale : -INFINITY;
         state = accumulate_softmax(state, y);
+      }
+    }
+    if (__any_sync(common::kFullWarpMask, maybe)) {
+#pragma unroll
+      for (int j = 0; j < kPacks; ++j) {
+        if (!__any_sync(common::kFullWarpMask, pack_passes[j])) continue;
+        const uint32_t pack_index =
+            static_cast<uint32_t>(first_index + (p0 + j * kFilterThreads + threadIdx.x) * kVec);
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) {
+          const bool passes = pack_passes[j] && !(packs[j].value(e) < filter.threshold_value);
+          if (__any_sync(common::kFullWarpMask, passes))
+            filter.offer(passes, composite(order_key_of_bits<T>(packs[j].bits(e)), pack_index + e));
+        }
       }
     }
     filter.end_tile();

@@ -60,16 +60,20 @@ struct KeyTraits<__nv_bfloat16> {
   }
 };
 
+// The key of an element given by its raw bits (the low 16 of b for half and bf16).
 template <typename T>
-__device__ __forceinline__ uint32_t order_key(T value) {
+__device__ __forceinline__ uint32_t order_key_of_bits(uint32_t b) {
   constexpr int kBits = KeyTraits<T>::kBits;
   constexpr uint32_t kSign = 1u << (kBits - 1);
   constexpr uint32_t kAll = kBits == 32 ? 0xFFFFFFFFu : (1u << kBits) - 1;
-  const uint32_t b = KeyTraits<T>::bits(value);
   const uint32_t magnitude = b & (kSign - 1);
   if (magnitude > KeyTraits<T>::kInfBits) return kAll;  // NaN: above +inf
   if (magnitude == 0) return kSign;                     // -0.0 ties with +0.0
   return (b & kSign) ? (~b & kAll) : (b | kSign);
+}
+template <typename T>
+__device__ __forceinline__ uint32_t order_key(T value) {
+  return order_key_of_bits<T>(KeyTraits<T>::bits(value));
 }
 
 // The inverse of order_key, as a float: the smallest value whose key is `key`. A key above
