@@ -170,6 +170,8 @@ struct RawPack {
     else
       return e % 2 ? word(e / 2) >> 16 : word(e / 2) & 0xFFFFu;
   }
+  // Element e's order-preserving key (topk_keys.cuh).
+  __device__ __forceinline__ uint32_t key(int e) const { return order_key_of_bits<T>(bits(e)); }
   __device__ __forceinline__ float value(int e) const {
     if constexpr (std::is_same_v<T, __nv_bfloat16>)  // a bf16 is the high half of a float
       return __uint_as_float(e % 2 ? word(e / 2) & 0xFFFF0000u : word(e / 2) << 16);
@@ -286,9 +288,7 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
       const uint32_t pack_index = static_cast<uint32_t>(first_index + p * kVec);
 #pragma unroll
       for (int e = 0; e < kVec; ++e)
-        if (p < num_packs)
-          best = MaxComposite{}(best,
-                                composite(order_key_of_bits<T>(next[j].bits(e)), pack_index + e));
+        if (p < num_packs) best = MaxComposite{}(best, composite(next[j].key(e), pack_index + e));
     }
     filter.seed(best);
   }
@@ -331,7 +331,7 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
         for (int e = 0; e < kVec; ++e) {
           const bool passes = pack_passes[j] && !(packs[j].value(e) < filter.threshold_value);
           if (__any_sync(common::kFullWarpMask, passes))
-            filter.offer(passes, composite(order_key_of_bits<T>(packs[j].bits(e)), pack_index + e));
+            filter.offer(passes, composite(packs[j].key(e), pack_index + e));
         }
       }
     }
