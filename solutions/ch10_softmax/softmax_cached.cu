@@ -30,26 +30,38 @@ namespace {
 constexpr int64_t kMaxGridRows = 65535;  // gridDim.y limit; more rows loop
 constexpr int kPackChoices[] = {4, 8};
 
-// The register cache holds packs * kPackSize<T> floats per thread; bigger caches, smaller blocks.
+// Registers: the compiler may give a thread up to 65536 / (max threads · min blocks). Left to
+// itself it gave a cache of 32 floats 105 to 113 registers, so 2 blocks of 256 threads per SM.
+// Asking for room for two blocks of the largest size caps it: 64 registers for half and bf16
+// (4 windows of 8 elements), 80 for float (8 windows of 4 need more addresses; at 64 it spilled),
+// and 3 or 4 blocks share an SM, each in a different phase of its row.
 template <typename T>
 constexpr int max_threads_for(int packs) {
-  return max_threads_for_floats(packs * kPackSize<T>);
+  const int floats = packs * kPackSize<T>;
+  return floats == 32 && sizeof(T) == 4 ? 384 : max_threads_for_floats(floats);
 }
 
-// gridDim = (cluster size, row slots): block b of a cluster owns windows
-// [b * windows_per_block, (b + 1) * windows_per_block) of the row; thread t holds windows
-// first + t + k * blockDim.x (consecutive threads, consecutive 16 bytes: coalesced).
-template <typename T, int kPacks>
-__global__ void __launch_bounds__(max_threads_for<T>(kPacks))
+template <typename T>
+constexpr int min_blocks_for(int packs) {
+  return packs * kPackSize<T> >= 32 ? 2 : 1;
+}
+
+// The epilogue is a template parameter: a runtime flag keeps both epilogues' values alive in
+// registers that the cache needs.
+template <typename T, int kPacks, bool kLogSoftmax>
+__global__ void __launch_bounds__(max_threads_for<T>(kPacks), min_blocks_for<T>(kPacks))
     cached_kernel(const T* x, T* y, int64_t rows, int64_t cols, int64_t windows_per_block,
-                  bool log_softmax, bool y_vector_ok) {
+                  bool y_vector_ok) {
+  constexpr bool log_softmax = kLogSoftmax;
   for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
     const T* x_row = x + row * cols;
     T* y_row = y + row * cols;
     const RowWindows layout = row_windows(x_row, cols);
-    const int64_t first = blockIdx.x * windows_per_block;
-    const int64_t end =
-        first + windows_per_block < layout.count ? first + windows_per_block : layout.count;
+    // Window indices within a row fit 32 bits (at most 16 blocks of 4096 windows): 64-bit ones
+    // would cost a register pair per cached window.
+    const int first = blockIdx.x * static_cast<int>(windows_per_block);
+    const int end = static_cast<int>(
+        first + windows_per_block < layout.count ? first + windows_per_block : layout.count);
     float cache[kPacks][kPackSize<T>];
     ClusterToken token;
     // TODO 5 (about 28 lines; checked by [ch10_softmax][block_cached]):
@@ -70,7 +82,7 @@ __global__ void __launch_bounds__(max_threads_for<T>(kPacks))
     float m = -INFINITY;
 #pragma unroll
     for (int k = 0; k < kPacks; ++k) {
-      const int64_t w = first + threadIdx.x + int64_t{k} * blockDim.x;
+      const int w = first + static_cast<int>(threadIdx.x) + k * static_cast<int>(blockDim.x);
       widen(w < end ? load_window(x_row, cols, layout, w, negative_infinity<T>(), true)
                     : fill_pack(negative_infinity<T>()),
             cache[k]);
@@ -89,7 +101,7 @@ __global__ void __launch_bounds__(max_threads_for<T>(kPacks))
     const float scale = cached_scale(m, stats);
 #pragma unroll
     for (int k = 0; k < kPacks; ++k) {
-      const int64_t w = first + threadIdx.x + int64_t{k} * blockDim.x;
+      const int w = first + static_cast<int>(threadIdx.x) + k * static_cast<int>(blockDim.x);
       if (w < end)
         store_window(y_row, cols, layout, w, finish_floats<T>(cache[k], stats, scale, log_softmax),
                      y_vector_ok);
@@ -143,18 +155,12 @@ template <typename T, int kPacks>
 void launch_shape(const T* x, T* y, int64_t rows, int64_t cols, int cluster, int threads,
                   int64_t windows_per_block, bool log_softmax, bool y_vector_ok,
                   cudaStream_t stream) {
-  const dim3 grid(cluster, static_cast<unsigned>(std::min(rows, kMaxGridRows)));
+  const auto kernel =
+      log_softmax ? cached_kernel<T, kPacks, true> : cached_kernel<T, kPacks, false>;
   if (cluster > kMaxPortableCluster)
-    CUDA_CHECK(cudaFuncSetAttribute(cached_kernel<T, kPacks>,
-                                    cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-  if (cluster == 1) {
-    cached_kernel<T, kPacks><<<grid, threads, 0, stream>>>(x, y, rows, cols, windows_per_block,
-                                                           log_softmax, y_vector_ok);
-    CUDA_CHECK_LAUNCH();
-    return;
-  }
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   cudaLaunchConfig_t config = {};
-  config.gridDim = grid;
+  config.gridDim = dim3(cluster, static_cast<unsigned>(std::min(rows, kMaxGridRows)));
   config.blockDim = dim3(threads);
   config.stream = stream;
   cudaLaunchAttribute attribute = {};
@@ -163,9 +169,8 @@ void launch_shape(const T* x, T* y, int64_t rows, int64_t cols, int cluster, int
   attribute.val.clusterDim.y = 1;
   attribute.val.clusterDim.z = 1;
   config.attrs = &attribute;
-  config.numAttrs = 1;
-  CUDA_CHECK(cudaLaunchKernelEx(&config, cached_kernel<T, kPacks>, x, y, rows, cols,
-                                windows_per_block, log_softmax, y_vector_ok));
+  config.numAttrs = cluster > 1 ? 1 : 0;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, x, y, rows, cols, windows_per_block, y_vector_ok));
   CUDA_CHECK_LAUNCH();
 }
 
