@@ -31,10 +31,11 @@ constexpr int64_t kMaxGridRows = 65535;  // gridDim.y limit; more rows loop
 constexpr int kPackChoices[] = {4, 8};
 
 // Registers: the compiler may give a thread up to 65536 / (max threads · min blocks). Left to
-// itself it gave a cache of 32 floats 105 to 113 registers, so 2 blocks of 256 threads per SM.
-// Asking for room for two blocks of the largest size caps it: 64 registers for half and bf16
-// (4 windows of 8 elements), 80 for float (8 windows of 4 need more addresses; at 64 it spilled),
-// and 3 or 4 blocks share an SM, each in a different phase of its row.
+// itself it gave a cache of 32 floats 79 (bf16) or over 90 (float) registers: 3 or 2 blocks of 256
+// threads per SM. Asking for room for two blocks of the largest size caps it: 64 registers for
+// 32 half or bf16 floats (4 windows of 8 elements), 80 for 32 floats of float (8 windows of 4
+// need more addresses; at 64 it spilled), 128 for 64 floats. Blocks of 256 threads then share an
+// SM 4 (bf16) or 3 (float) at a time, each in a different phase of its row.
 template <typename T>
 constexpr int max_threads_for(int packs) {
   const int floats = packs * kPackSize<T>;
@@ -46,6 +47,9 @@ constexpr int min_blocks_for(int packs) {
   return packs * kPackSize<T> >= 32 ? 2 : 1;
 }
 
+// gridDim = (cluster size, row slots): block b of a cluster owns windows
+// [b * windows_per_block, (b + 1) * windows_per_block) of the row; thread t holds windows
+// first + t + k * blockDim.x (consecutive threads, consecutive 16 bytes: coalesced).
 // The epilogue is a template parameter: a runtime flag keeps both epilogues' values alive in
 // registers that the cache needs.
 template <typename T, int kPacks, bool kLogSoftmax>
@@ -57,8 +61,8 @@ __global__ void __launch_bounds__(max_threads_for<T>(kPacks), min_blocks_for<T>(
     const T* x_row = x + row * cols;
     T* y_row = y + row * cols;
     const RowWindows layout = row_windows(x_row, cols);
-    // Window indices within a row fit 32 bits (at most 16 blocks of 4096 windows): 64-bit ones
-    // would cost a register pair per cached window.
+    // Window indices within a row fit 32 bits (at most 16 blocks of 4096 windows), and 32-bit
+    // arithmetic needs fewer registers than 64-bit.
     const int first = blockIdx.x * static_cast<int>(windows_per_block);
     const int end = static_cast<int>(
         first + windows_per_block < layout.count ? first + windows_per_block : layout.count);
@@ -193,7 +197,7 @@ bool cached_fits(const T* x, int64_t cols, int cluster) {
 
 template <typename T>
 int split_row_cluster(int64_t rows, int64_t cols) {
-  // As few blocks per row as hold it in their largest shape (64 KiB of floats: 512 threads x 8
+  // As few blocks per row as hold it in their largest shape (64 KiB of floats: 1024 threads x 4
   // float windows), then more until rows x blocks covers the SMs twice. A handful of rows (the
   // latency regime) takes 16 blocks: twice the SMs on each row.
   const int64_t windows = ceil_div(cols, kPackSize<T>) + 1;
