@@ -22,8 +22,12 @@ namespace normalization::detail {
 
 constexpr size_t kRingTargetBytes = 32 * 1024;
 // Blocks of the Pipelined versions hold γ and β in registers for the whole kernel when every row
-// is aligned and a thread holds at most this many packs (more would cost blocks per SM).
+// is aligned (all rows share one layout) and a thread holds at most this many packs (more would
+// cost blocks per SM).
 constexpr int kMaxPacksWithParamsInRegisters = 2;
+__host__ __device__ constexpr bool pipelined_params_in_registers(int packs, bool aligned) {
+  return aligned && packs <= kMaxPacksWithParamsInRegisters;
+}
 constexpr int kMaxRingStages = 8;
 constexpr int kRingHeaderBytes = 128;  // the stages' barriers; the buffers start 128-byte aligned
 

@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
           rmsnorm_from_slice(slices[0], layout, team, g, y + row * n, rstd_out, row, n, eps);
         });
   };
-  if constexpr (kAligned && kPacks <= kMaxPacksWithParamsInRegisters) {  // as in LayerNorm's
+  if constexpr (pipelined_params_in_registers(kPacks, kAligned)) {
     stream_rows(params_in_registers<T, kPacks>(gamma, layout_of(0), team.rank, team.threads));
   } else {
     stream_rows(gamma);

@@ -182,9 +182,8 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
                                n, eps);
         });
   };
-  // Aligned rows all have the same layout: γ and β go to registers once (few packs: the
-  // registers they take would cost blocks per SM beyond that).
-  if constexpr (kAligned && kPacks <= kMaxPacksWithParamsInRegisters) {
+  // Aligned rows all have the same layout: γ and β go to registers once.
+  if constexpr (pipelined_params_in_registers(kPacks, kAligned)) {
     const RowLayout<T> layout = layout_of(0);
     stream_rows(params_in_registers<T, kPacks>(gamma, layout, team.rank, team.threads),
                 params_in_registers<T, kPacks>(beta, layout, team.rank, team.threads));
