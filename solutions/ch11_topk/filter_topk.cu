@@ -25,6 +25,7 @@
 #include "topk_keys.cuh"
 
 #include "common/block_reduce.cuh"
+#include "common/fast_math.cuh"
 #include "common/vector_io.cuh"
 
 #include <cmath>
@@ -142,16 +143,6 @@ __device__ __forceinline__ float max_nan(float a, float b) {
   return m;
 }
 
-// e^x in two instructions (a multiply and MUFU.EX2), results below 2^-126 flushed to zero.
-// __expf keeps such denormal results, which costs four more instructions per element; a term
-// below 2^-126 changes no sum here (the row's maximum contributes exactly 1). maybe_unused: the
-// skeleton calls it only once TODO 5 is filled in.
-[[maybe_unused]] __device__ __forceinline__ float exp_flush_denormals(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * 1.44269504088896341f));
-  return y;
-}
-
 // 16 bytes of the row, kept as the four 32-bit words they were loaded as; an element is taken
 // out of its word where it is used. Indexed as T[8], a half or bf16 pack would be split into 8
 // registers right after its load, and the split waits for the load: the next tile would arrive
@@ -210,19 +201,19 @@ __device__ __forceinline__ MaxSum accumulate_softmax(MaxSum s, const float (&y)[
   //   element) into the online softmax state s = (max, sum of exp(y - max)). Take the new maximum
   //   m over s.max and the y's with max_nan (it propagates NaN); if m is still -inf nothing
   //   but masked values were seen: return s unchanged (exp(-inf - -inf) would be NaN). Otherwise
-  //   rescale the old sum by exp_flush_denormals(s.max - m) and add exp_flush_denormals(y_i - m)
-  //   for every i (one rescale per n values instead of one per value; this loop runs for every
-  //   element of the row, so each instruction in it counts).
+  //   rescale the old sum by common::exp_flush_denormals(s.max - m) and add
+  //   common::exp_flush_denormals(y_i - m) for every i (one rescale per n values instead of one
+  //   per value; this loop runs for every element of the row, so each instruction in it counts).
   // BEGIN TODO 5
   float m = s.max;
 #pragma unroll
   for (int i = 0; i < n; ++i)
     m = max_nan(m, y[i]);
   if (m == -INFINITY) return s;
-  float sum = s.sum * exp_flush_denormals(s.max - m);
+  float sum = s.sum * common::exp_flush_denormals(s.max - m);
 #pragma unroll
   for (int i = 0; i < n; ++i)
-    sum += exp_flush_denormals(y[i] - m);
+    sum += common::exp_flush_denormals(y[i] - m);
   return {m, sum};
   // END TODO 5
 }
