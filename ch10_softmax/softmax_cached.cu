@@ -30,21 +30,33 @@ namespace {
 constexpr int64_t kMaxGridRows = 65535;  // gridDim.y limit; more rows loop
 constexpr int kPackChoices[] = {4, 8};
 
-// Registers: the compiler may give a thread up to 65536 / (max threads · min blocks). Left to
-// itself it gave a cache of 32 floats 79 (bf16) or over 90 (float) registers: 3 or 2 blocks of 256
-// threads per SM. Asking for room for two blocks of the largest size caps it: 64 registers for
-// 32 half or bf16 floats (4 windows of 8 elements), 80 for 32 floats of float (8 windows of 4
-// need more addresses; at 64 it spilled), 128 for 64 floats. Blocks of 256 threads then share an
-// SM 4 (bf16) or 3 (float) at a time, each in a different phase of its row.
+// Registers decide how many blocks share an SM, and the compiler has to be told: left to itself
+// it gives a thread whatever the block size allows (64 registers at 1024 threads, 85 at 384),
+// and 256-thread blocks of a row cached in 8 windows then share an SM only 2 or 3 at a time. The
+// caps below are the fewest registers that compile without spilling (measured, README section
+// 3): blocks of 256 threads share an SM 6 at a time (float, 4 windows), 5 (half/bf16, 4
+// windows: 8 elements per window need more temporaries) or 4 (float, 8 windows).
 template <typename T>
-constexpr int max_threads_for(int packs) {
-  const int floats = packs * kPackSize<T>;
-  return floats == 32 && sizeof(T) == 4 ? 384 : max_threads_for_floats(floats);
+constexpr int max_registers_for(int packs) {
+  if (packs <= 4) return sizeof(T) == 4 ? 40 : 48;
+  return sizeof(T) == 4 ? 56 : 128;
 }
 
 template <typename T>
-constexpr int min_blocks_for(int packs) {
-  return packs * kPackSize<T> >= 32 ? 2 : 1;
+constexpr int max_threads_for(int packs) {
+  return packs <= 4 ? 1024 : (sizeof(T) == 4 ? 384 : 256);
+}
+
+// Window k of this thread in a block's chunk that starts at `first`: first + threadIdx.x +
+// k * blockDim.x. For half and bf16 the thread index is read afresh (asm volatile), so that the
+// compiler recomputes the indices for the stores instead of keeping one register per window alive
+// through the reductions: at 48 registers it spilled one. Float has room and schedules its loads
+// better without (1024x32768: 78 against 85 us).
+template <typename T>
+__device__ __forceinline__ int block_window(int first, int k) {
+  unsigned t = threadIdx.x;
+  if constexpr (sizeof(T) == 2) asm volatile("mov.u32 %0, %%tid.x;" : "=r"(t));
+  return first + static_cast<int>(t) + k * static_cast<int>(blockDim.x);
 }
 
 // gridDim = (cluster size, row slots): block b of a cluster owns windows
@@ -53,9 +65,10 @@ constexpr int min_blocks_for(int packs) {
 // The epilogue is a template parameter: a runtime flag keeps both epilogues' values alive in
 // registers that the cache needs.
 template <typename T, int kPacks, bool kLogSoftmax>
-__global__ void __launch_bounds__(max_threads_for<T>(kPacks), min_blocks_for<T>(kPacks))
-    cached_kernel(const T* x, T* y, int64_t rows, int64_t cols, int64_t windows_per_block,
-                  bool y_vector_ok) {
+__global__ void __launch_bounds__(max_threads_for<T>(kPacks))
+    SOFTMAX_MAX_REGISTERS(max_registers_for<T>(kPacks))
+        cached_kernel(const T* x, T* y, int64_t rows, int64_t cols, int64_t windows_per_block,
+                      bool y_vector_ok) {
   constexpr bool log_softmax = kLogSoftmax;
   for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
     const T* x_row = x + row * cols;
@@ -66,22 +79,22 @@ __global__ void __launch_bounds__(max_threads_for<T>(kPacks), min_blocks_for<T>(
     const int first = blockIdx.x * static_cast<int>(windows_per_block);
     const int end = static_cast<int>(
         first + windows_per_block < layout.count ? first + windows_per_block : layout.count);
-    float cache[kPacks][kPackSize<T>];
+    Window<T> cache[kPacks];
     ClusterToken token;
-    // TODO 5 (about 28 lines; checked by [ch10_softmax][block_cached]):
+    // TODO 5 (about 25 lines; checked by [ch10_softmax][block_cached]):
     //   Version 4 with a block instead of a group of lanes:
-    //   (a) window w = first + threadIdx.x + k * blockDim.x (k < kPacks, #pragma unroll on every
-    //       loop over k) when w < end (load_window, padding negative_infinity<T>()), else
-    //       fill_pack(negative_infinity<T>()); widen it into cache[k]; floats_max.
-    //   (b) m = common::block_reduce(m, common::Max{}, -INFINITY); the thread's sum with
-    //       floats_sum_exp(cache[k], exp_shift(m), log_softmax, l); l = common::block_reduce(l,
+    //   (a) window w = block_window<T>(first, k) (k < kPacks, #pragma unroll on every loop over
+    //       k): cache[k] = load_window(x_row, cols, layout, w, negative_infinity<T>(),
+    //       true) when w < end, else fill_pack(negative_infinity<T>()); m = window_max(cache[k],
+    //       m).
+    //   (b) m = common::block_reduce(m, common::Max{}, -INFINITY); the thread's sum
+    //       l = window_sum_exp(cache[k], exp_shift(m), l) over k; l = common::block_reduce(l,
     //       common::Sum{}, 0.0f).
     //   (c) The block's pair {m, l} is the row's when gridDim.x == 1. Otherwise (version 6) the
     //       blocks of the cluster hold the row's chunks: merge their pairs with
     //       cluster_reduce(pair, common::MaxSumMerge{}, common::MaxSum{-INFINITY, 0.0f}, token).
-    //   (d) stats = row_stats(row pair); this block's exponentials were shifted by its own
-    //       maximum, so scale them by cached_scale(m, stats); write finish_floats(cache[k],
-    //       stats, scale, log_softmax) to window w when w < end (store_window, y_vector_ok).
+    //   (d) stats = row_stats(row pair); store finish_window(cache[k], stats, log_softmax) to
+    //       window w when w < end (store_window, y_vector_ok).
     // BEGIN TODO 5
     (void)y_row;
     (void)layout;
@@ -176,14 +189,19 @@ bool cached_fits(const T* x, int64_t cols, int cluster) {
 }
 
 template <typename T>
+bool fits_preferred_chunk(const T* x, int64_t cols) {
+  return max_windows_per_row(x, cols) <= kPreferredChunkWindows;
+}
+
+template <typename T>
 int split_row_cluster(int64_t rows, int64_t cols) {
-  // As few blocks per row as hold it in their largest shape (64 KiB of floats: 1024 threads x 4
-  // float windows), then more until rows x blocks covers the SMs twice. A handful of rows (the
-  // latency regime) takes 16 blocks: twice the SMs on each row.
+  // As few blocks per row as hold it in chunks of kPreferredChunkWindows (32 KiB: 8192 floats,
+  // 16384 bf16) where 16 blocks can, then more until rows x blocks covers the SMs twice. A
+  // handful of rows (the latency regime) takes 16 blocks: twice the SMs on each row.
   const int64_t windows = ceil_div(cols, kPackSize<T>) + 1;
   const int64_t sms = common::device_properties().multiProcessorCount;
   int cluster = 2;
-  while (cluster < kMaxCluster && ceil_div(windows, cluster) > max_windows_per_block<T>())
+  while (cluster < kMaxCluster && ceil_div(windows, cluster) > kPreferredChunkWindows)
     cluster *= 2;
   while (cluster < kMaxPortableCluster && rows * cluster < 2 * sms)
     cluster *= 2;
@@ -223,10 +241,11 @@ void launch_cached(const T* x, T* y, int64_t rows, int64_t cols, int cluster, Ep
   }
 }
 
-#define INSTANTIATE(T)                                  \
-  template int64_t cached_row_capacity<T>(int);         \
-  template bool cached_fits<T>(const T*, int64_t, int); \
-  template int split_row_cluster<T>(int64_t, int64_t);  \
+#define INSTANTIATE(T)                                      \
+  template int64_t cached_row_capacity<T>(int);             \
+  template bool cached_fits<T>(const T*, int64_t, int);     \
+  template bool fits_preferred_chunk<T>(const T*, int64_t); \
+  template int split_row_cluster<T>(int64_t, int64_t);      \
   template void launch_cached<T>(const T*, T*, int64_t, int64_t, int, Epilogue, cudaStream_t);
 INSTANTIATE(float)
 INSTANTIATE(__half)

@@ -37,9 +37,16 @@ void launch_warp_per_row(const T* x, T* y, int64_t rows, int64_t cols, Epilogue 
 template <typename T>
 int64_t cached_row_capacity(int cluster);
 // Whether this row length at this alignment of x fits a cluster of that size: an aligned row
-// of 32768 floats fits one block, the same row one element off does not.
+// of 16384 floats fits one block, the same row one element off does not.
 template <typename T>
 bool cached_fits(const T* x, int64_t cols, int cluster);
+// The most windows a block takes where the launcher can choose (2048: 256 threads x 8 windows,
+// or 512 x 4). A larger block is alone on its SM, and nothing overlaps its loads with another
+// block's reductions and stores: a longer row is split over a cluster instead.
+constexpr int64_t kPreferredChunkWindows = 2048;
+// Whether the row fits one block of at most kPreferredChunkWindows windows.
+template <typename T>
+bool fits_preferred_chunk(const T* x, int64_t cols);
 // Cluster sizes up to 8 are portable; 16 needs cudaFuncAttributeNonPortableClusterSizeAllowed,
 // which sm_90 grants.
 constexpr int kMaxPortableCluster = 8;

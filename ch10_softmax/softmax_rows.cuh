@@ -7,6 +7,7 @@
 #pragma once
 
 #include "common/block_reduce.cuh"
+#include "common/fast_math.cuh"
 #include "common/vector_io.cuh"
 
 #include <cuda_bf16.h>
@@ -41,15 +42,18 @@ __device__ __forceinline__ __nv_bfloat16 negative_infinity<__nv_bfloat16>() {
 // hang over the row's ends, and those elements are never touched in memory. Rows of a matrix
 // with cols * sizeof(T) not a multiple of 16 each start at a different offset: each row
 // computes its own layout.
+// The rows laid out this way are the ones a register cache holds (at most 16 blocks of 4096
+// windows), far below 2^31 elements: positions inside a row are 32-bit, which takes half the
+// registers and instructions of 64-bit arithmetic.
 struct RowWindows {
-  int head;       // elements of the first window that lie before the row
-  int64_t count;  // windows that cover the row
+  int head;   // elements of the first window that lie before the row
+  int count;  // windows that cover the row
 };
 
 template <typename T>
 __device__ __forceinline__ RowWindows row_windows(const T* row, int64_t cols) {
   const int head = static_cast<int>((reinterpret_cast<uintptr_t>(row) % 16) / sizeof(T));
-  return {head, (head + cols + kPackSize<T> - 1) / kPackSize<T>};
+  return {head, (head + static_cast<int>(cols) + kPackSize<T> - 1) / kPackSize<T>};
 }
 
 // 16 bytes of a row held in four 32-bit registers. Elements are taken out with shifts, never
@@ -122,8 +126,9 @@ __device__ __forceinline__ Window<T> fill_pack(T fill) {
 template <typename T>
 __device__ __forceinline__ Window<T> load_window(const T* row, int64_t cols, RowWindows layout,
                                                  int64_t w, T fill, bool vector_ok) {
-  const int64_t first = w * kPackSize<T> - layout.head;
-  if (vector_ok && first >= 0 && first + kPackSize<T> <= cols) {
+  const int n = static_cast<int>(cols);
+  const int first = static_cast<int>(w) * kPackSize<T> - layout.head;
+  if (vector_ok && first >= 0 && first + kPackSize<T> <= n) {
     const int4 v = __ldcs(reinterpret_cast<const int4*>(row + first));
     return {{static_cast<uint32_t>(v.x), static_cast<uint32_t>(v.y), static_cast<uint32_t>(v.z),
              static_cast<uint32_t>(v.w)}};
@@ -131,8 +136,8 @@ __device__ __forceinline__ Window<T> load_window(const T* row, int64_t cols, Row
   Window<T> window = fill_pack(fill);
 #pragma unroll
   for (int i = 0; i < kPackSize<T>; ++i) {
-    const int64_t j = first + i;
-    if (j >= 0 && j < cols) window_set(window, i, row[j]);
+    const int j = first + i;
+    if (j >= 0 && j < n) window_set(window, i, row[j]);
   }
   return window;
 }
@@ -141,8 +146,9 @@ __device__ __forceinline__ Window<T> load_window(const T* row, int64_t cols, Row
 template <typename T>
 __device__ __forceinline__ void store_window(T* row, int64_t cols, RowWindows layout, int64_t w,
                                              const Window<T>& window, bool vector_ok) {
-  const int64_t first = w * kPackSize<T> - layout.head;
-  if (vector_ok && first >= 0 && first + kPackSize<T> <= cols) {
+  const int n = static_cast<int>(cols);
+  const int first = static_cast<int>(w) * kPackSize<T> - layout.head;
+  if (vector_ok && first >= 0 && first + kPackSize<T> <= n) {
     *reinterpret_cast<int4*>(row + first) =
         make_int4(static_cast<int>(window.word[0]), static_cast<int>(window.word[1]),
                   static_cast<int>(window.word[2]), static_cast<int>(window.word[3]));
@@ -150,48 +156,64 @@ __device__ __forceinline__ void store_window(T* row, int64_t cols, RowWindows la
   }
 #pragma unroll
   for (int i = 0; i < kPackSize<T>; ++i) {
-    const int64_t j = first + i;
-    if (j >= 0 && j < cols) row[j] = window_get(window, i);
+    const int j = first + i;
+    if (j >= 0 && j < n) row[j] = window_get(window, i);
   }
 }
 
-// The register cache of the fast kernels: each window widened to float once, as it arrives.
-// Every later pass (max, exp and sum, write) works on these floats: one conversion per element
-// instead of one per pass, which matters for half and bf16 (twice the elements per byte).
+// The register cache of the fast kernels (versions 4, 5, 6 and 9) keeps each window as the 16
+// bytes it was loaded as: 4 registers per window whatever the type. Every pass widens the
+// elements it uses again (no instruction for float, one for half or bf16): widening once into
+// floats would double the registers of a half or bf16 cache, and registers decide how many
+// blocks share an SM (README, section 3).
 template <typename T>
-using Floats = float[kPackSize<T>];
-
-template <typename T>
-__device__ __forceinline__ void widen(const Window<T>& window, Floats<T>& out) {
-#pragma unroll
-  for (int i = 0; i < kPackSize<T>; ++i)
-    out[i] = to_compute(window_get(window, i));
+__device__ __forceinline__ float element(const Window<T>& window, int i) {
+  return to_compute(window_get(window, i));
 }
 
+// Floats rounded into a window. Two 16-bit results are put together into one word, which lets
+// the compiler round both with one instruction.
 template <typename T>
-__device__ __forceinline__ Window<T> narrow(const Floats<T>& in) {
+__device__ __forceinline__ Window<T> narrow(const float (&in)[kPackSize<T>]) {
   Window<T> window;
+  if constexpr (sizeof(T) == 4) {
 #pragma unroll
-  for (int i = 0; i < kPackSize<T>; ++i)
-    window_set(window, i, from_compute<T>(in[i]));
+    for (int i = 0; i < 4; ++i)
+      window.word[i] = to_bits(from_compute<T>(in[i]));
+  } else {
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      window.word[i] =
+          to_bits(from_compute<T>(in[2 * i])) | (to_bits(from_compute<T>(in[2 * i + 1])) << 16);
+  }
   return window;
 }
 
-// Floats per thread a block of `threads` can afford without spilling: 64K registers per SM.
-constexpr int max_threads_for_floats(int floats_per_thread) {
-  return floats_per_thread <= 16   ? 1024
-         : floats_per_thread <= 32 ? 512
-         : floats_per_thread <= 64 ? 256
-                                   : 128;
+// __maxnreg__ (CUDA 12.4 and newer) caps a kernel's registers without capping its block size,
+// which __launch_bounds__ can only do together. Older toolkits leave the choice to the compiler.
+#if defined(__CUDACC_VER_MAJOR__) && \
+    (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
+#define SOFTMAX_MAX_REGISTERS(n) __maxnreg__(n)
+#else
+#define SOFTMAX_MAX_REGISTERS(n)
+#endif
+
+// Threads a block can have when each holds `windows` cached windows (4 registers each) without
+// spilling: 64K registers per SM, and room left for addresses and sums.
+constexpr int max_threads_for_windows(int windows_per_thread) {
+  return windows_per_thread <= 4    ? 1024
+         : windows_per_thread <= 8  ? 512
+         : windows_per_thread <= 16 ? 256
+                                    : 128;
 }
 
 // Maximum of a window. fmaxf drops NaN, and that is enough here: a NaN (or a +inf, through
 // inf - inf) still reaches the sum of exponentials, which makes the whole row NaN.
 template <typename T>
-__device__ __forceinline__ float floats_max(const Floats<T>& v, float running) {
+__device__ __forceinline__ float window_max(const Window<T>& window, float running) {
 #pragma unroll
   for (int i = 0; i < kPackSize<T>; ++i)
-    running = fmaxf(running, v[i]);
+    running = fmaxf(running, element(window, i));
   return running;
 }
 
@@ -203,17 +225,14 @@ __device__ __forceinline__ float exp_shift(float m) {
   return m == -INFINITY ? 0.0f : m;
 }
 
-// Adds exp(v - shift) to the running sum; for softmax (not log_softmax) the exponentials replace
-// the inputs in the cache, so the write multiplies instead of computing exp again.
+// Adds exp(x - shift) over the window to the running sum. The largest term of a row is
+// exp(0) = 1, so the terms that exp_flush_denormals flushes change no sum.
 template <typename T>
-__device__ __forceinline__ float floats_sum_exp(Floats<T>& v, float shift, bool keep_inputs,
+__device__ __forceinline__ float window_sum_exp(const Window<T>& window, float shift,
                                                 float running) {
 #pragma unroll
-  for (int i = 0; i < kPackSize<T>; ++i) {
-    const float e = __expf(v[i] - shift);
-    running += e;
-    if (!keep_inputs) v[i] = e;
-  }
+  for (int i = 0; i < kPackSize<T>; ++i)
+    running += common::exp_flush_denormals(element(window, i) - shift);
   return running;
 }
 
@@ -230,30 +249,22 @@ __device__ __forceinline__ RowStats row_stats(common::MaxSum pair) {
 }
 
 // softmax: exp(x - m) / l; log_softmax: x - m - log(l). An all -inf row has m = -inf and
-// l = 0: x - m is NaN, and so is the whole row (documented in softmax.h).
+// l = 0: x - m is NaN, and so is the whole row (documented in softmax.h). A softmax output
+// below 2^-126 is flushed to zero (exp_flush_denormals): off by less than 1.2e-38.
 __device__ __forceinline__ float finish(float x, const RowStats& stats, bool log_softmax) {
-  return log_softmax ? (x - stats.max) - stats.log_sum : __expf(x - stats.max) * stats.inv_sum;
+  return log_softmax ? (x - stats.max) - stats.log_sum
+                     : common::exp_flush_denormals(x - stats.max) * stats.inv_sum;
 }
 
-// The write of the cached kernels. softmax: the cache holds e = exp(x - s) for the shift s the
-// cache's owner used (its own maximum, or 0 if it saw only -inf); y = e * exp(s - m) / l.
-// `scale` = exp(s - m) / l, from cached_scale. log_softmax: the cache holds x.
+// The write of the cached kernels: the window's elements finished with the row's statistics.
 template <typename T>
-__device__ __forceinline__ Window<T> finish_floats(const Floats<T>& v, const RowStats& stats,
-                                                   float scale, bool log_softmax) {
-  Floats<T> out;
+__device__ __forceinline__ Window<T> finish_window(const Window<T>& window, const RowStats& stats,
+                                                   bool log_softmax) {
+  float out[kPackSize<T>];
 #pragma unroll
   for (int i = 0; i < kPackSize<T>; ++i)
-    out[i] = log_softmax ? (v[i] - stats.max) - stats.log_sum : v[i] * scale;
+    out[i] = finish(element(window, i), stats, log_softmax);
   return narrow<T>(out);
-}
-
-// exp(s - m) / l for a cache whose maximum was `own_max` (shifted by exp_shift(own_max)), in a
-// row with statistics `stats`. A cache that saw only -inf holds zeros: 0 * inv_sum is 0 in a
-// good row and NaN in a row that is NaN (l NaN or l = 0), never exp(0 - m) * ..., which would
-// overflow for m < -88.
-__device__ __forceinline__ float cached_scale(float own_max, const RowStats& stats) {
-  return own_max == -INFINITY ? 0.0f * stats.inv_sum : __expf(own_max - stats.max) * stats.inv_sum;
 }
 
 // Butterfly over groups of kLanes consecutive lanes (a power of two up to 32): every lane of a

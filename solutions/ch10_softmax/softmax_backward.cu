@@ -30,28 +30,27 @@ constexpr int kStreamingThreads = 512;
 constexpr int64_t kMaxGrid = 1 << 20;
 constexpr int64_t kMaxGridRows = 65535;
 constexpr int kPackChoices[] = {4, 8};
-// Two register caches (y and dy) of packs * kPackSize<T> floats each.
-template <typename T>
+// Two register caches (y and dy) of packs windows each.
 constexpr int max_threads_for(int packs) {
-  return max_threads_for_floats(2 * packs * kPackSize<T>);
+  return max_threads_for_windows(2 * packs);
 }
 
 template <typename T>
-__device__ __forceinline__ float floats_dot(const Floats<T>& y, const Floats<T>& dy,
+__device__ __forceinline__ float window_dot(const Window<T>& y, const Window<T>& dy,
                                             float running) {
 #pragma unroll
   for (int i = 0; i < kPackSize<T>; ++i)
-    running += y[i] * dy[i];
+    running += element(y, i) * element(dy, i);
   return running;
 }
 
 template <typename T>
-__device__ __forceinline__ Window<T> backward_floats(const Floats<T>& y, const Floats<T>& dy,
+__device__ __forceinline__ Window<T> backward_window(const Window<T>& y, const Window<T>& dy,
                                                      float dot) {
-  Floats<T> dx;
+  float dx[kPackSize<T>];
 #pragma unroll
   for (int i = 0; i < kPackSize<T>; ++i)
-    dx[i] = y[i] * (dy[i] - dot);
+    dx[i] = element(y, i) * (element(dy, i) - dot);
   return narrow<T>(dx);
 }
 
@@ -71,24 +70,23 @@ __global__ void __launch_bounds__(kWarpKernelThreads)
     const bool active = row < rows;
     const int64_t offset = (active ? row : 0) * cols;
     const RowWindows layout = row_windows(y + offset, cols);
-    float y_cache[kPacks][kPackSize<T>], dy_cache[kPacks][kPackSize<T>];
+    Window<T> y_cache[kPacks], dy_cache[kPacks];
     float dot = 0.0f;
 #pragma unroll
     for (int k = 0; k < kPacks; ++k) {
       const int64_t w = lane + int64_t{k} * kLanes;
       const bool inside = active && w < layout.count;
-      widen(inside ? load_window(y + offset, cols, layout, w, T{}, true) : fill_pack(T{}),
-            y_cache[k]);
-      widen(inside ? load_window(dy + offset, cols, layout, w, T{}, dy_vector_ok) : fill_pack(T{}),
-            dy_cache[k]);
-      dot = floats_dot<T>(y_cache[k], dy_cache[k], dot);
+      y_cache[k] = inside ? load_window(y + offset, cols, layout, w, T{}, true) : fill_pack(T{});
+      dy_cache[k] =
+          inside ? load_window(dy + offset, cols, layout, w, T{}, dy_vector_ok) : fill_pack(T{});
+      dot = window_dot(y_cache[k], dy_cache[k], dot);
     }
     dot = group_reduce<kLanes>(dot, common::Sum{});
 #pragma unroll
     for (int k = 0; k < kPacks; ++k) {
       const int64_t w = lane + int64_t{k} * kLanes;
       if (active && w < layout.count)
-        store_window(dx + offset, cols, layout, w, backward_floats<T>(y_cache[k], dy_cache[k], dot),
+        store_window(dx + offset, cols, layout, w, backward_window(y_cache[k], dy_cache[k], dot),
                      dx_vector_ok);
     }
   }
@@ -96,7 +94,7 @@ __global__ void __launch_bounds__(kWarpKernelThreads)
 
 // Longer rows: a block, or a cluster of blocks (gridDim.x > 1), per row, as in versions 5/6.
 template <typename T, int kPacks>
-__global__ void __launch_bounds__(max_threads_for<T>(kPacks))
+__global__ void __launch_bounds__(max_threads_for(kPacks))
     backward_cached_kernel(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
                            int64_t windows_per_block, bool dy_vector_ok, bool dx_vector_ok) {
   for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
@@ -105,27 +103,26 @@ __global__ void __launch_bounds__(max_threads_for<T>(kPacks))
     const int64_t first = blockIdx.x * windows_per_block;
     const int64_t end =
         first + windows_per_block < layout.count ? first + windows_per_block : layout.count;
-    float y_cache[kPacks][kPackSize<T>], dy_cache[kPacks][kPackSize<T>];
+    Window<T> y_cache[kPacks], dy_cache[kPacks];
     ClusterToken token;
     // TODO 9 (about 20 lines; checked by [ch10_softmax][backward]):
     //   backward_warp_kernel above does this for a group of lanes; do it for a block and a
     //   cluster, the way version 5/6 does the forward:
     //   (a) window w = first + threadIdx.x + k * blockDim.x (k < kPacks, #pragma unroll) of y
-    //       and of dy, widened into y_cache[k] / dy_cache[k], when w < end (else fill_pack(T{}):
-    //       zero adds nothing to the dot product); dy uses dy_vector_ok; the thread's floats_dot;
+    //       and of dy into y_cache[k] / dy_cache[k] when w < end (else fill_pack(T{}): zero adds
+    //       nothing to the dot product); dy uses dy_vector_ok; the thread's window_dot;
     //   (b) the row's dot product: common::block_reduce(dot, common::Sum{}, 0.0f), then, when
     //       gridDim.x > 1, cluster_reduce(dot, common::Sum{}, 0.0f, token) over the row's blocks;
-    //   (c) store backward_floats(y_cache[k], dy_cache[k], dot) to window w of dx when w < end.
+    //   (c) store backward_window(y_cache[k], dy_cache[k], dot) to window w of dx when w < end.
     // BEGIN TODO 9
     float dot = 0.0f;
 #pragma unroll
     for (int k = 0; k < kPacks; ++k) {
       const int64_t w = first + threadIdx.x + int64_t{k} * blockDim.x;
-      widen(w < end ? load_window(y + offset, cols, layout, w, T{}, true) : fill_pack(T{}),
-            y_cache[k]);
-      widen(w < end ? load_window(dy + offset, cols, layout, w, T{}, dy_vector_ok) : fill_pack(T{}),
-            dy_cache[k]);
-      dot = floats_dot<T>(y_cache[k], dy_cache[k], dot);
+      y_cache[k] = w < end ? load_window(y + offset, cols, layout, w, T{}, true) : fill_pack(T{});
+      dy_cache[k] =
+          w < end ? load_window(dy + offset, cols, layout, w, T{}, dy_vector_ok) : fill_pack(T{});
+      dot = window_dot(y_cache[k], dy_cache[k], dot);
     }
     dot = common::block_reduce(dot, common::Sum{}, 0.0f);
     if (gridDim.x > 1) dot = cluster_reduce(dot, common::Sum{}, 0.0f, token);
@@ -133,7 +130,7 @@ __global__ void __launch_bounds__(max_threads_for<T>(kPacks))
     for (int k = 0; k < kPacks; ++k) {
       const int64_t w = first + threadIdx.x + int64_t{k} * blockDim.x;
       if (w < end)
-        store_window(dx + offset, cols, layout, w, backward_floats<T>(y_cache[k], dy_cache[k], dot),
+        store_window(dx + offset, cols, layout, w, backward_window(y_cache[k], dy_cache[k], dot),
                      dx_vector_ok);
     }
     // END TODO 9
@@ -225,7 +222,7 @@ void launch_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
   // Up to 16 blocks (non-portable, sm_90): a row of 131072 floats is 32768 windows.
   const int max_cluster = clusters_supported() ? kMaxCluster : 1;
   const int64_t sms = common::device_properties().multiProcessorCount;
-  const int64_t block_limit = int64_t{4} * max_threads_for<T>(4);
+  const int64_t block_limit = int64_t{4} * max_threads_for(4);
   int cluster = 1;
   if (!(rows >= 2 * sms && windows <= block_limit)) {
     while (cluster < max_cluster && ceil_div(windows, cluster) > 2048)
@@ -238,7 +235,7 @@ void launch_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
     for (int packs : kPackChoices) {
       const int64_t threads =
           std::max<int64_t>(32, ceil_div(ceil_div(windows_per_block, packs), 32) * 32);
-      if (threads > std::min(thread_limit, max_threads_for<T>(packs))) continue;
+      if (threads > std::min(thread_limit, max_threads_for(packs))) continue;
       const int t = static_cast<int>(threads);
       if (packs == 4)
         return launch_cached_backward<T, 4>(y, dy, dx, rows, cols, cluster, t, windows_per_block,

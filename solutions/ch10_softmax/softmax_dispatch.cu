@@ -46,22 +46,22 @@ using detail::Epilogue;
 // whether a row just fits one block.
 template <typename T>
 Version choose_version(const T* x, int64_t rows, int64_t cols) {
-  // TODO 7 (about 12 lines; checked by [ch10_softmax][final]):
+  // TODO 7 (about 6 lines; checked by [ch10_softmax][final]):
   //   Pick by the shape, the fastest kernel that fits (the README's table says why):
   //   - rows of at most 2 KiB (cols * sizeof(T) <= 2048): Version::WarpPerRow;
   //   - else, with many rows (rows >= 2 * common::device_properties().multiProcessorCount)
-  //     and a row that fits one block (detail::cached_fits(x, cols, 1)): Version::BlockCached;
+  //     and a row that fits one block of the preferred size (detail::fits_preferred_chunk(x,
+  //     cols)): Version::BlockCached;
   //   - else, when detail::clusters_supported() and the row fits a cluster
   //     (detail::cached_fits(x, cols, detail::kMaxCluster)): Version::SplitRow;
   //   - else Version::BlockCached if it fits one block, else Version::TwoLevelMerge (any length).
   // BEGIN TODO 7
   const int64_t sms = common::device_properties().multiProcessorCount;
   if (cols * static_cast<int64_t>(sizeof(T)) <= 2048) return Version::WarpPerRow;
-  const bool fits_block = detail::cached_fits(x, cols, 1);
-  if (rows >= 2 * sms && fits_block) return Version::BlockCached;
+  if (rows >= 2 * sms && detail::fits_preferred_chunk(x, cols)) return Version::BlockCached;
   if (detail::clusters_supported() && detail::cached_fits(x, cols, detail::kMaxCluster))
     return Version::SplitRow;
-  return fits_block ? Version::BlockCached : Version::TwoLevelMerge;
+  return detail::cached_fits(x, cols, 1) ? Version::BlockCached : Version::TwoLevelMerge;
   // END TODO 7
 }
 

@@ -44,44 +44,42 @@ __global__ void __launch_bounds__(kWarpKernelThreads)
     const T* x_row = x + (active ? row : 0) * cols;
     T* y_row = y + (active ? row : 0) * cols;
     const RowWindows layout = row_windows(x_row, cols);
-    float cache[kPacks][kPackSize<T>];
-    // TODO 4 (about 22 lines; checked by [ch10_softmax][warp_per_row]):
+    Window<T> cache[kPacks];
+    // TODO 4 (about 21 lines; checked by [ch10_softmax][warp_per_row]):
     //   (a) For k = 0 .. kPacks-1 (loops under #pragma unroll, so that cache stays in registers):
-    //       window w = lane + k * kLanes of the row is load_window(x_row, cols, layout, w,
-    //       negative_infinity<T>(), true) when active && w < layout.count, else
-    //       fill_pack(negative_infinity<T>()) (padding changes neither max nor sum); widen it
-    //       into cache[k] and keep the lane's maximum with floats_max.
-    //   (b) Row maximum: group_reduce<kLanes>(m, common::Max{}). Lane sum with floats_sum_exp
-    //       (shift = exp_shift(m); keep_inputs = log_softmax); row sum with group_reduce and
-    //       common::Sum.
-    //   (c) stats = row_stats({m, l}); store finish_floats(cache[k], stats, stats.inv_sum,
-    //       log_softmax) to the same windows of y_row with store_window(..., y_vector_ok),
-    //       active rows only. One read of x, one write of y: nothing is loaded twice.
+    //       window w = lane + k * kLanes of the row, cache[k] = load_window(x_row, cols, layout,
+    //       w, negative_infinity<T>(), true) when active && w < layout.count, else
+    //       fill_pack(negative_infinity<T>()) (padding changes neither max nor sum); keep the
+    //       lane's maximum with window_max.
+    //   (b) Row maximum: group_reduce<kLanes>(m, common::Max{}). Lane sum with window_sum_exp
+    //       (shift = exp_shift(m)); row sum with group_reduce and common::Sum.
+    //   (c) stats = row_stats({m, l}); store finish_window(cache[k], stats, log_softmax) to the
+    //       same windows of y_row with store_window(..., y_vector_ok), active rows only. One
+    //       read of x, one write of y: nothing is loaded twice.
     // BEGIN TODO 4
     float m = -INFINITY;
 #pragma unroll
     for (int k = 0; k < kPacks; ++k) {
       const int64_t w = lane + int64_t{k} * kLanes;
-      widen((active && w < layout.count)
-                ? load_window(x_row, cols, layout, w, negative_infinity<T>(), true)
-                : fill_pack(negative_infinity<T>()),
-            cache[k]);
-      m = floats_max<T>(cache[k], m);
+      cache[k] = (active && w < layout.count)
+                     ? load_window(x_row, cols, layout, w, negative_infinity<T>(), true)
+                     : fill_pack(negative_infinity<T>());
+      m = window_max(cache[k], m);
     }
     m = group_reduce<kLanes>(m, common::Max{});
     const float shift = exp_shift(m);
     float l = 0.0f;
 #pragma unroll
     for (int k = 0; k < kPacks; ++k)
-      l = floats_sum_exp<T>(cache[k], shift, log_softmax, l);
+      l = window_sum_exp(cache[k], shift, l);
     l = group_reduce<kLanes>(l, common::Sum{});
     const RowStats stats = row_stats({m, l});
 #pragma unroll
     for (int k = 0; k < kPacks; ++k) {
       const int64_t w = lane + int64_t{k} * kLanes;
       if (active && w < layout.count)
-        store_window(y_row, cols, layout, w,
-                     finish_floats<T>(cache[k], stats, stats.inv_sum, log_softmax), y_vector_ok);
+        store_window(y_row, cols, layout, w, finish_window(cache[k], stats, log_softmax),
+                     y_vector_ok);
     }
     // END TODO 4
   }
