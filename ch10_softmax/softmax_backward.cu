@@ -35,6 +35,17 @@ constexpr int max_threads_for(int packs) {
   return max_threads_for_windows(2 * packs);
 }
 
+// Register caps of the block kernel, as in the forward (softmax_cached.cu): the fewest that
+// compile without spilling. Left to itself the compiler gave a thread caching 4 windows of y and
+// of dy 98 registers for bf16, so 2 blocks of 256 threads shared an SM; at 80, 3 do (H200, bf16
+// 4096x8192: 70.9 -> 60.2 us; float, capped at 56 instead of 64, measured the same). Eight windows
+// per thread never fit the thread limits the launcher tries; their caps only prevent spills.
+template <typename T>
+constexpr int backward_max_registers(int packs) {
+  if (packs <= 4) return sizeof(T) == 4 ? 56 : 80;
+  return sizeof(T) == 4 ? 104 : 176;
+}
+
 template <typename T>
 __device__ __forceinline__ float window_dot(const Window<T>& y, const Window<T>& dy,
                                             float running) {
@@ -95,21 +106,22 @@ __global__ void __launch_bounds__(kWarpKernelThreads)
 // Longer rows: a block, or a cluster of blocks (gridDim.x > 1), per row, as in versions 5/6.
 template <typename T, int kPacks>
 __global__ void __launch_bounds__(max_threads_for(kPacks))
-    backward_cached_kernel(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
-                           int64_t windows_per_block, bool dy_vector_ok, bool dx_vector_ok) {
+    SOFTMAX_MAX_REGISTERS(backward_max_registers<T>(kPacks))
+        backward_cached_kernel(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
+                               int64_t windows_per_block, bool dy_vector_ok, bool dx_vector_ok) {
   for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
     const int64_t offset = row * cols;
     const RowWindows layout = row_windows(y + offset, cols);
-    const int64_t first = blockIdx.x * windows_per_block;
-    const int64_t end =
-        first + windows_per_block < layout.count ? first + windows_per_block : layout.count;
+    const int first = blockIdx.x * static_cast<int>(windows_per_block);
+    const int end = static_cast<int>(
+        first + windows_per_block < layout.count ? first + windows_per_block : layout.count);
     Window<T> y_cache[kPacks], dy_cache[kPacks];
     ClusterToken token;
     // TODO 9 (about 20 lines; checked by [ch10_softmax][backward]):
     //   backward_warp_kernel above does this for a group of lanes; do it for a block and a
     //   cluster, the way version 5/6 does the forward:
-    //   (a) window w = first + threadIdx.x + k * blockDim.x (k < kPacks, #pragma unroll) of y
-    //       and of dy into y_cache[k] / dy_cache[k] when w < end (else fill_pack(T{}): zero adds
+    //   (a) window w = first + threadIdx.x + k * blockDim.x (int; k < kPacks, #pragma unroll) of
+    //       y and of dy into y_cache[k] / dy_cache[k] when w < end (else fill_pack(T{}): zero adds
     //       nothing to the dot product); dy uses dy_vector_ok; the thread's window_dot;
     //   (b) the row's dot product: common::block_reduce(dot, common::Sum{}, 0.0f), then, when
     //       gridDim.x > 1, cluster_reduce(dot, common::Sum{}, 0.0f, token) over the row's blocks;
