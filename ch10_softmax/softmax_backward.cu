@@ -41,8 +41,8 @@ constexpr int max_threads_for(int packs) {
 // 4096x8192: 70.9 -> 60.2 us; float, capped at 56 instead of 64, measured the same). Eight windows
 // per thread never fit the thread limits the launcher tries; their caps only prevent spills.
 template <typename T>
-constexpr int backward_max_registers(int packs) {
-  if (packs <= 4) return sizeof(T) == 4 ? 56 : 80;
+constexpr int backward_max_registers(int packs, bool aligned) {
+  if (packs <= 4) return sizeof(T) == 4 ? (aligned ? 48 : 56) : 80;
   return sizeof(T) == 4 ? 104 : 176;
 }
 
@@ -67,7 +67,7 @@ __device__ __forceinline__ Window<T> backward_window(const Window<T>& y, const W
 
 // Rows of at most 1 KiB: kLanes lanes per row, as in version 4. The windows follow y's
 // alignment; dy and dx use 16-byte accesses when they share it.
-template <typename T, int kLanes, int kPacks>
+template <typename T, int kLanes, int kPacks, bool kAligned>
 __global__ void __launch_bounds__(kWarpKernelThreads)
     backward_warp_kernel(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
                          bool dy_vector_ok, bool dx_vector_ok) {
@@ -80,7 +80,7 @@ __global__ void __launch_bounds__(kWarpKernelThreads)
     const int64_t row = first_row + group;
     const bool active = row < rows;
     const int64_t offset = (active ? row : 0) * cols;
-    const RowWindows layout = row_windows(y + offset, cols);
+    const auto layout = row_layout<kAligned>(y + offset, cols);
     Window<T> y_cache[kPacks], dy_cache[kPacks];
     float dot = 0.0f;
 #pragma unroll
@@ -104,14 +104,14 @@ __global__ void __launch_bounds__(kWarpKernelThreads)
 }
 
 // Longer rows: a block, or a cluster of blocks (gridDim.x > 1), per row, as in versions 5/6.
-template <typename T, int kPacks>
+template <typename T, int kPacks, bool kAligned>
 __global__ void __launch_bounds__(max_threads_for(kPacks))
-    SOFTMAX_MAX_REGISTERS(backward_max_registers<T>(kPacks))
+    SOFTMAX_MAX_REGISTERS(backward_max_registers<T>(kPacks, kAligned))
         backward_cached_kernel(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
                                int64_t windows_per_block, bool dy_vector_ok, bool dx_vector_ok) {
   for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
     const int64_t offset = row * cols;
-    const RowWindows layout = row_windows(y + offset, cols);
+    const auto layout = row_layout<kAligned>(y + offset, cols);
     const int first = blockIdx.x * static_cast<int>(windows_per_block);
     const int end = static_cast<int>(
         first + windows_per_block < layout.count ? first + windows_per_block : layout.count);
@@ -177,9 +177,10 @@ template <typename T, int kLanes, int kPacks>
 void launch_warp(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols, cudaStream_t stream) {
   constexpr int kRowsPerBlock = kWarpKernelThreads / kLanes;
   const int64_t grid = std::min(ceil_div(rows, kRowsPerBlock), kMaxGrid);
-  backward_warp_kernel<T, kLanes, kPacks>
-      <<<static_cast<int>(grid), kWarpKernelThreads, 0, stream>>>(
-          y, dy, dx, rows, cols, same_16_byte_phase(dy, y), same_16_byte_phase(dx, y));
+  const auto kernel = rows_aligned<T>(cols, y, dy, dx) ? backward_warp_kernel<T, kLanes, kPacks, true>
+                                                      : backward_warp_kernel<T, kLanes, kPacks, false>;
+  kernel<<<static_cast<int>(grid), kWarpKernelThreads, 0, stream>>>(
+      y, dy, dx, rows, cols, same_16_byte_phase(dy, y), same_16_byte_phase(dx, y));
   CUDA_CHECK_LAUNCH();
 }
 
@@ -198,10 +199,12 @@ void launch_cached_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_
   attribute.val.clusterDim.z = 1;
   config.attrs = &attribute;
   config.numAttrs = cluster > 1 ? 1 : 0;
+  const auto kernel = rows_aligned<T>(cols, y, dy, dx) ? backward_cached_kernel<T, kPacks, true>
+                                                      : backward_cached_kernel<T, kPacks, false>;
   if (cluster > kMaxPortableCluster)
-    CUDA_CHECK(cudaFuncSetAttribute(backward_cached_kernel<T, kPacks>,
-                                    cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-  CUDA_CHECK(cudaLaunchKernelEx(&config, backward_cached_kernel<T, kPacks>, y, dy, dx, rows, cols,
+    CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, y, dy, dx, rows, cols,
                                 windows_per_block, same_16_byte_phase(dy, y),
                                 same_16_byte_phase(dx, y)));
   CUDA_CHECK_LAUNCH();

@@ -35,11 +35,13 @@ constexpr int kPackChoices[] = {4, 8};
 // and 256-thread blocks of a row cached in 8 windows then share an SM only 2 or 3 at a time. The
 // caps below are the fewest registers that compile without spilling (measured, README section
 // 3): blocks of 256 threads share an SM 6 at a time (float, 4 windows), 5 (half/bf16, 4
-// windows: 8 elements per window need more temporaries) or 4 (float, 8 windows).
+// windows: 8 elements per window need more temporaries) or 4 (float, 8 windows). The instances
+// for aligned rows fit 8 half/bf16 windows in 80 (3 blocks instead of 2); their log_softmax
+// needs 56 for 4 windows.
 template <typename T>
-constexpr int max_registers_for(int packs) {
-  if (packs <= 4) return sizeof(T) == 4 ? 40 : 48;
-  return sizeof(T) == 4 ? 56 : 128;
+constexpr int max_registers_for(int packs, bool aligned, bool log_softmax) {
+  if (packs <= 4) return sizeof(T) == 4 ? 40 : (aligned && log_softmax ? 56 : 48);
+  return sizeof(T) == 4 ? 56 : (aligned ? 80 : 128);
 }
 
 template <typename T>
@@ -64,16 +66,16 @@ __device__ __forceinline__ int block_window(int first, int k) {
 // first + t + k * blockDim.x (consecutive threads, consecutive 16 bytes: coalesced).
 // The epilogue is a template parameter: a runtime flag keeps both epilogues' values alive in
 // registers that the cache needs.
-template <typename T, int kPacks, bool kLogSoftmax>
+template <typename T, int kPacks, bool kLogSoftmax, bool kAligned>
 __global__ void __launch_bounds__(max_threads_for<T>(kPacks))
-    SOFTMAX_MAX_REGISTERS(max_registers_for<T>(kPacks))
+    SOFTMAX_MAX_REGISTERS(max_registers_for<T>(kPacks, kAligned, kLogSoftmax))
         cached_kernel(const T* x, T* y, int64_t rows, int64_t cols, int64_t windows_per_block,
                       bool y_vector_ok) {
   constexpr bool log_softmax = kLogSoftmax;
   for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
     const T* x_row = x + row * cols;
     T* y_row = y + row * cols;
-    const RowWindows layout = row_windows(x_row, cols);
+    const auto layout = row_layout<kAligned>(x_row, cols);
     // Window indices within a row fit 32 bits (at most 16 blocks of 4096 windows), and 32-bit
     // arithmetic needs fewer registers than 64-bit.
     const int first = blockIdx.x * static_cast<int>(windows_per_block);
@@ -170,8 +172,11 @@ template <typename T, int kPacks>
 void launch_shape(const T* x, T* y, int64_t rows, int64_t cols, int cluster, int threads,
                   int64_t windows_per_block, bool log_softmax, bool y_vector_ok,
                   cudaStream_t stream) {
-  const auto kernel =
-      log_softmax ? cached_kernel<T, kPacks, true> : cached_kernel<T, kPacks, false>;
+  const bool aligned = rows_aligned<T>(cols, x, y);
+  const auto kernel = log_softmax ? (aligned ? cached_kernel<T, kPacks, true, true>
+                                             : cached_kernel<T, kPacks, true, false>)
+                                  : (aligned ? cached_kernel<T, kPacks, false, true>
+                                             : cached_kernel<T, kPacks, false, false>);
   if (cluster > kMaxPortableCluster)
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   cudaLaunchConfig_t config = {};

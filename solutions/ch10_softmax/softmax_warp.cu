@@ -27,7 +27,7 @@ constexpr int kMaxWindowsPerLane = 9;  // 8 for the longest aligned row, +1 for 
 
 // kLanes lanes per row, each holding kPacks windows: window w of the row belongs to lane
 // w % kLanes, so the lanes of a row read consecutive 16-byte windows (coalesced).
-template <typename T, int kLanes, int kPacks>
+template <typename T, int kLanes, int kPacks, bool kAligned>
 __global__ void __launch_bounds__(kWarpKernelThreads)
     warp_per_row_kernel(const T* x, T* y, int64_t rows, int64_t cols, bool log_softmax,
                         bool y_vector_ok) {
@@ -43,7 +43,7 @@ __global__ void __launch_bounds__(kWarpKernelThreads)
     const bool active = row < rows;
     const T* x_row = x + (active ? row : 0) * cols;
     T* y_row = y + (active ? row : 0) * cols;
-    const RowWindows layout = row_windows(x_row, cols);
+    const auto layout = row_layout<kAligned>(x_row, cols);
     Window<T> cache[kPacks];
     // TODO 4 (about 21 lines; checked by [ch10_softmax][warp_per_row]):
     //   (a) For k = 0 .. kPacks-1 (loops under #pragma unroll, so that cache stays in registers):
@@ -94,13 +94,23 @@ int64_t max_windows_per_row(const T* x, int64_t cols) {
   return (cols + kPackSize<T> - 1) / kPackSize<T> + (rows_aligned ? 0 : 1);
 }
 
+// Rows that are all aligned (softmax_rows.cuh) take the instance that knows it, which never
+// needs the extra window of a misaligned row.
 template <typename T, int kLanes, int kPacks>
 void launch_config(const T* x, T* y, int64_t rows, int64_t cols, bool log_softmax, bool y_vector_ok,
                    cudaStream_t stream) {
   constexpr int kRowsPerBlock = kWarpKernelThreads / kLanes;
   const int64_t grid = std::min((rows + kRowsPerBlock - 1) / kRowsPerBlock, kMaxGrid);
-  warp_per_row_kernel<T, kLanes, kPacks><<<static_cast<int>(grid), kWarpKernelThreads, 0, stream>>>(
-      x, y, rows, cols, log_softmax, y_vector_ok);
+  if (rows_aligned<T>(cols, x, y)) {
+    constexpr int kAlignedPacks = kPacks == kMaxWindowsPerLane ? kPacks - 1 : kPacks;
+    warp_per_row_kernel<T, kLanes, kAlignedPacks, true>
+        <<<static_cast<int>(grid), kWarpKernelThreads, 0, stream>>>(x, y, rows, cols, log_softmax,
+                                                                    y_vector_ok);
+  } else {
+    warp_per_row_kernel<T, kLanes, kPacks, false>
+        <<<static_cast<int>(grid), kWarpKernelThreads, 0, stream>>>(x, y, rows, cols, log_softmax,
+                                                                    y_vector_ok);
+  }
   CUDA_CHECK_LAUNCH();
 }
 
