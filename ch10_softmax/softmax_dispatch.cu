@@ -97,7 +97,7 @@ void run(Version v, const T* x, T* y, int64_t rows, int64_t cols, Epilogue epilo
     case Version::BlockCached:
       return detail::launch_cached(x, y, rows, cols, 1, epilogue, stream);
     case Version::SplitRow:
-      return detail::launch_cached(x, y, rows, cols, detail::split_row_cluster<T>(rows, cols),
+      return detail::launch_cached(x, y, rows, cols, detail::split_row_cluster(x, rows, cols),
                                    epilogue, stream);
     case Version::Final:
       return run(choose_version(x, rows, cols), x, y, rows, cols, epilogue, stream);

@@ -52,10 +52,10 @@ bool fits_preferred_chunk(const T* x, int64_t cols);
 constexpr int kMaxPortableCluster = 8;
 constexpr int kMaxCluster = 16;
 bool clusters_supported();  // sm_90 or newer
-// Version 6's cluster size for a shape: enough blocks to hold the row, and enough rows times
-// blocks to give every SM work.
+// Version 6's cluster size for a shape (and x's alignment): enough blocks to hold the row, and
+// enough rows times blocks to give every SM work.
 template <typename T>
-int split_row_cluster(int64_t rows, int64_t cols);
+int split_row_cluster(const T* x, int64_t rows, int64_t cols);
 template <typename T>
 void launch_cached(const T* x, T* y, int64_t rows, int64_t cols, int cluster, Epilogue epilogue,
                    cudaStream_t stream);

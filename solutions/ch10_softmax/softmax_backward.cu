@@ -186,8 +186,9 @@ template <typename T, int kLanes, int kPacks>
 void launch_warp(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols, cudaStream_t stream) {
   constexpr int kRowsPerBlock = kWarpKernelThreads / kLanes;
   const int64_t grid = std::min(ceil_div(rows, kRowsPerBlock), kMaxGrid);
-  const auto kernel = rows_aligned<T>(cols, y, dy, dx) ? backward_warp_kernel<T, kLanes, kPacks, true>
-                                                      : backward_warp_kernel<T, kLanes, kPacks, false>;
+  const auto kernel = rows_aligned<T>(cols, y, dy, dx)
+                          ? backward_warp_kernel<T, kLanes, kPacks, true>
+                          : backward_warp_kernel<T, kLanes, kPacks, false>;
   kernel<<<static_cast<int>(grid), kWarpKernelThreads, 0, stream>>>(
       y, dy, dx, rows, cols, same_16_byte_phase(dy, y), same_16_byte_phase(dx, y));
   CUDA_CHECK_LAUNCH();
@@ -209,13 +210,11 @@ void launch_cached_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_
   config.attrs = &attribute;
   config.numAttrs = cluster > 1 ? 1 : 0;
   const auto kernel = rows_aligned<T>(cols, y, dy, dx) ? backward_cached_kernel<T, kPacks, true>
-                                                      : backward_cached_kernel<T, kPacks, false>;
+                                                       : backward_cached_kernel<T, kPacks, false>;
   if (cluster > kMaxPortableCluster)
-    CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, y, dy, dx, rows, cols,
-                                windows_per_block, same_16_byte_phase(dy, y),
-                                same_16_byte_phase(dx, y)));
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, y, dy, dx, rows, cols, windows_per_block,
+                                same_16_byte_phase(dy, y), same_16_byte_phase(dx, y)));
   CUDA_CHECK_LAUNCH();
 }
 
