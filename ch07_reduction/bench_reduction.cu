@@ -26,7 +26,7 @@ using reduction::Version;
 __global__ void empty_kernel() {}
 
 // What the final version costs before it reduces anything: the same 16-byte loads, four in
-// flight per thread, the same grid, and no reduction, no finish. The gap between this row and
+// flight per thread, a grid sized by the same rule, and no reduction, no finish. The gap between this row and
 // 7_final is the price of combining the blocks' results.
 constexpr int kReadThreads = 256;
 constexpr int kReadLoadsInFlight = 4;
