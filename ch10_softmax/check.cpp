@@ -153,7 +153,10 @@ common::CheckResult check_backward(const BackwardRun<T>& run, const std::vector<
     got = dy_dev.download();
     result.and_then(common::check_guards(dy_dev, "dx (in place on dy)"));
   } else {
-    common::GuardedBuffer<T> dx_dev(n, (placement.in_misalign + placement.out_misalign + 1) % 8);
+    const size_t dx_misalign = placement.dx_misalign >= 0
+                                   ? static_cast<size_t>(placement.dx_misalign)
+                                   : (placement.in_misalign + placement.out_misalign + 1) % 8;
+    common::GuardedBuffer<T> dx_dev(n, dx_misalign);
     dx_dev.poison();
     result = run_guarded([&] { run(y_dev.data(), dy_dev.data(), dx_dev.data(), rows, cols); });
     if (!result.ok) return result;

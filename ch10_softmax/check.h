@@ -25,11 +25,14 @@ using BackwardRun = std::function<void(const T* y, const T* dy, T* dx, int64_t r
 
 // Where the buffers sit: each `*_misalign` elements past a 256-byte boundary, so that kernels
 // meet every phase of the 16-byte grid; in_place runs the kernel with the output on the input
-// (forward: y == x; backward: dx == dy).
+// (forward: y == x; backward: dx == dy). The backward reads y at in_misalign and dy at
+// out_misalign; dx sits at dx_misalign, or by default out of phase with both
+// ((in + out + 1) % 8).
 struct Placement {
   size_t in_misalign = 0;
   size_t out_misalign = 0;
   bool in_place = false;
+  int dx_misalign = -1;
 };
 
 // Tolerances, per element |gpu - exact| <= atol + rtol * |exact| (u_T: the unit roundoff of T;

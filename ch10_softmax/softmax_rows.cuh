@@ -86,6 +86,14 @@ bool rows_aligned(int64_t cols, const Pointers*... tensors) {
          ((reinterpret_cast<uintptr_t>(tensors) % 16 == 0) && ...);
 }
 
+// The most windows a row of x needs: every row starts on a 16-byte boundary when the matrix does
+// and a row is a whole number of windows; otherwise a row may need one window more than cols
+// fill. Launchers size blocks and clusters with it.
+template <typename T>
+int64_t max_windows_per_row(const T* x, int64_t cols) {
+  return (cols + kPackSize<T> - 1) / kPackSize<T> + (rows_aligned<T>(cols, x) ? 0 : 1);
+}
+
 // 16 bytes of a row held in four 32-bit registers. Elements are taken out with shifts, never
 // through memory: eight 2-byte values addressed one by one would put the whole register cache
 // in local memory (common::Pack does that for half and bf16, so the kernels use this instead).
@@ -172,7 +180,8 @@ __device__ __forceinline__ Window<T> load_window(const T* row, int64_t cols, Row
   return window;
 }
 
-// Window `w` of an aligned row: always one whole 16-byte load.
+// Window `w` of an aligned row: always one whole 16-byte load. Unlike the general overload it
+// has no elements outside the row to pad: w must be below layout.count (the kernels' w < end).
 template <typename T>
 __device__ __forceinline__ Window<T> load_window(const T* row, int64_t /*cols*/,
                                                  AlignedRowWindows /*layout*/, int64_t w,
@@ -201,7 +210,7 @@ __device__ __forceinline__ void store_window(T* row, int64_t cols, RowWindows la
   }
 }
 
-// Window `w` of an aligned row: always one whole 16-byte store.
+// Window `w` of an aligned row: always one whole 16-byte store; w below layout.count.
 template <typename T>
 __device__ __forceinline__ void store_window(T* row, int64_t /*cols*/, AlignedRowWindows /*layout*/,
                                              int64_t w, const Window<T>& window,

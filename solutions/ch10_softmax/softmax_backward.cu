@@ -38,8 +38,9 @@ constexpr int max_threads_for(int packs) {
 // Register caps of the block kernel, as in the forward (softmax_cached.cu): the fewest that
 // compile without spilling. Left to itself the compiler gave a thread caching 4 windows of y and
 // of dy 98 registers for bf16, so 2 blocks of 256 threads shared an SM; at 80, 3 do (H200, bf16
-// 4096x8192: 70.9 -> 60.2 us; float, capped at 56 instead of 64, measured the same). Eight windows
-// per thread never fit the thread limits the launcher tries; their caps only prevent spills.
+// 4096x8192: 70.9 -> 60.2 us). Float takes 56, and 48 for aligned rows (5 blocks of 256 instead
+// of 4). The launcher never picks 8 windows per thread (512 threads x 4 windows cover every chunk
+// it makes first); their caps only keep those instances from spilling.
 template <typename T>
 constexpr int backward_max_registers(int packs, bool aligned) {
   if (packs <= 4) return sizeof(T) == 4 ? (aligned ? 48 : 56) : 80;
@@ -173,13 +174,6 @@ int64_t ceil_div(int64_t a, int64_t b) {
 
 bool same_16_byte_phase(const void* a, const void* b) {
   return (reinterpret_cast<uintptr_t>(a) - reinterpret_cast<uintptr_t>(b)) % 16 == 0;
-}
-
-template <typename T>
-int64_t max_windows_per_row(const T* y, int64_t cols) {
-  const bool rows_aligned = reinterpret_cast<uintptr_t>(y) % 16 == 0 &&
-                            (cols * static_cast<int64_t>(sizeof(T))) % 16 == 0;
-  return ceil_div(cols, kPackSize<T>) + (rows_aligned ? 0 : 1);
 }
 
 template <typename T, int kLanes, int kPacks>

@@ -161,13 +161,6 @@ int64_t max_windows_per_block() {
   return most;
 }
 
-template <typename T>
-int64_t max_windows_per_row(const T* x, int64_t cols) {
-  const bool rows_aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
-                            (cols * static_cast<int64_t>(sizeof(T))) % 16 == 0;
-  return ceil_div(cols, kPackSize<T>) + (rows_aligned ? 0 : 1);
-}
-
 template <typename T, int kPacks>
 void launch_shape(const T* x, T* y, int64_t rows, int64_t cols, int cluster, int threads,
                   int64_t windows_per_block, bool log_softmax, bool y_vector_ok,
@@ -224,7 +217,7 @@ int split_row_cluster(const T* x, int64_t rows, int64_t cols) {
   // handful of rows (the latency regime) takes 16 blocks: twice the SMs on each row.
   // The exact window count matters: an aligned row of 32768 floats is 8192 windows, 4 chunks of
   // 2048; counting one window more for a misalignment it does not have took 8 blocks, and 8
-  // smaller chunks were slower (H200: 77.8 against 71.5 us at 1024x32768).
+  // smaller chunks were slower (H200: 77.8 against 71.5 us at 1024x32768 fp32).
   const int64_t windows = max_windows_per_row(x, cols);
   const int64_t sms = common::device_properties().multiProcessorCount;
   int cluster = 2;
@@ -232,7 +225,8 @@ int split_row_cluster(const T* x, int64_t rows, int64_t cols) {
     cluster *= 2;
   while (cluster < kMaxPortableCluster && rows * cluster < 2 * sms)
     cluster *= 2;
-  if (rows * kMaxPortableCluster * 4 <= sms && windows >= 16 * 1024) cluster = kMaxCluster;
+  if (rows * kMaxPortableCluster * 4 <= sms && ceil_div(cols, kPackSize<T>) >= 16 * 1024)
+    cluster = kMaxCluster;
   return cluster;
 }
 

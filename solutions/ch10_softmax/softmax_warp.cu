@@ -85,15 +85,6 @@ __global__ void __launch_bounds__(kWarpKernelThreads)
   }
 }
 
-// Every row of the matrix starts on a 16-byte boundary when the matrix does and a row is a
-// whole number of 16-byte windows; otherwise a row may need one window more than cols fill.
-template <typename T>
-int64_t max_windows_per_row(const T* x, int64_t cols) {
-  const bool rows_aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
-                            (cols * static_cast<int64_t>(sizeof(T))) % 16 == 0;
-  return (cols + kPackSize<T> - 1) / kPackSize<T> + (rows_aligned ? 0 : 1);
-}
-
 // Rows that are all aligned (softmax_rows.cuh) take the instance that knows it, which never
 // needs the extra window of a misaligned row.
 template <typename T, int kLanes, int kPacks>
