@@ -74,16 +74,12 @@ void launch_config(const T* x, T* y, int64_t rows, int64_t cols, bool log_softma
                    cudaStream_t stream) {
   constexpr int kRowsPerBlock = kWarpKernelThreads / kLanes;
   const int64_t grid = std::min((rows + kRowsPerBlock - 1) / kRowsPerBlock, kMaxGrid);
-  if (rows_aligned<T>(cols, x, y)) {
-    constexpr int kAlignedPacks = kPacks == kMaxWindowsPerLane ? kPacks - 1 : kPacks;
-    warp_per_row_kernel<T, kLanes, kAlignedPacks, true>
-        <<<static_cast<int>(grid), kWarpKernelThreads, 0, stream>>>(x, y, rows, cols, log_softmax,
+  constexpr int kAlignedPacks = kPacks == kMaxWindowsPerLane ? kPacks - 1 : kPacks;
+  const auto kernel = rows_aligned<T>(cols, x, y)
+                          ? warp_per_row_kernel<T, kLanes, kAlignedPacks, true>
+                          : warp_per_row_kernel<T, kLanes, kPacks, false>;
+  kernel<<<static_cast<int>(grid), kWarpKernelThreads, 0, stream>>>(x, y, rows, cols, log_softmax,
                                                                     y_vector_ok);
-  } else {
-    warp_per_row_kernel<T, kLanes, kPacks, false>
-        <<<static_cast<int>(grid), kWarpKernelThreads, 0, stream>>>(x, y, rows, cols, log_softmax,
-                                                                    y_vector_ok);
-  }
   CUDA_CHECK_LAUNCH();
 }
 
