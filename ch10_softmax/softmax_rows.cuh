@@ -155,22 +155,34 @@ __device__ __forceinline__ Window<T> fill_pack(T fill) {
   return {{bits, bits, bits, bits}};
 }
 
+// One whole window at a 16-byte boundary: a streaming load (ld.global.cs), since every byte is
+// read once and should not evict what is reused; unlike the read-only path it stays correct
+// when y == x.
+template <typename T>
+__device__ __forceinline__ Window<T> load_whole_window(const int4* at) {
+  const int4 v = __ldcs(at);
+  return {{static_cast<uint32_t>(v.x), static_cast<uint32_t>(v.y), static_cast<uint32_t>(v.z),
+           static_cast<uint32_t>(v.w)}};
+}
+
+template <typename T>
+__device__ __forceinline__ void store_whole_window(int4* at, const Window<T>& window) {
+  *at = make_int4(static_cast<int>(window.word[0]), static_cast<int>(window.word[1]),
+                  static_cast<int>(window.word[2]), static_cast<int>(window.word[3]));
+}
+
 // Window `w` of a row laid out by `layout`; elements outside [0, cols) read as `fill`.
 // `vector_ok`: this row's 16-byte boundaries fall where the layout's do (true for the row the
 // layout was computed from; for a second input, when both pointers differ by a multiple of 16
 // bytes). The full windows of a long row take the one 16-byte load; the rest go element by
-// element. Streaming loads (ld.global.cs): every byte is read once, and it should not evict what
-// is reused; unlike the read-only path they stay correct when y == x.
+// element.
 template <typename T>
 __device__ __forceinline__ Window<T> load_window(const T* row, int64_t cols, RowWindows layout,
                                                  int64_t w, T fill, bool vector_ok) {
   const int n = static_cast<int>(cols);
   const int first = static_cast<int>(w) * kPackSize<T> - layout.head;
-  if (vector_ok && first >= 0 && first + kPackSize<T> <= n) {
-    const int4 v = __ldcs(reinterpret_cast<const int4*>(row + first));
-    return {{static_cast<uint32_t>(v.x), static_cast<uint32_t>(v.y), static_cast<uint32_t>(v.z),
-             static_cast<uint32_t>(v.w)}};
-  }
+  if (vector_ok && first >= 0 && first + kPackSize<T> <= n)
+    return load_whole_window<T>(reinterpret_cast<const int4*>(row + first));
   Window<T> window = fill_pack(fill);
 #pragma unroll
   for (int i = 0; i < kPackSize<T>; ++i) {
@@ -186,9 +198,7 @@ template <typename T>
 __device__ __forceinline__ Window<T> load_window(const T* row, int64_t /*cols*/,
                                                  AlignedRowWindows /*layout*/, int64_t w,
                                                  T /*fill*/, bool /*vector_ok*/) {
-  const int4 v = __ldcs(reinterpret_cast<const int4*>(row) + static_cast<int>(w));
-  return {{static_cast<uint32_t>(v.x), static_cast<uint32_t>(v.y), static_cast<uint32_t>(v.z),
-           static_cast<uint32_t>(v.w)}};
+  return load_whole_window<T>(reinterpret_cast<const int4*>(row) + static_cast<int>(w));
 }
 
 // Stores window `w`; elements outside [0, cols) are not written.
@@ -198,9 +208,7 @@ __device__ __forceinline__ void store_window(T* row, int64_t cols, RowWindows la
   const int n = static_cast<int>(cols);
   const int first = static_cast<int>(w) * kPackSize<T> - layout.head;
   if (vector_ok && first >= 0 && first + kPackSize<T> <= n) {
-    *reinterpret_cast<int4*>(row + first) =
-        make_int4(static_cast<int>(window.word[0]), static_cast<int>(window.word[1]),
-                  static_cast<int>(window.word[2]), static_cast<int>(window.word[3]));
+    store_whole_window(reinterpret_cast<int4*>(row + first), window);
     return;
   }
 #pragma unroll
@@ -215,9 +223,7 @@ template <typename T>
 __device__ __forceinline__ void store_window(T* row, int64_t /*cols*/, AlignedRowWindows /*layout*/,
                                              int64_t w, const Window<T>& window,
                                              bool /*vector_ok*/) {
-  reinterpret_cast<int4*>(row)[static_cast<int>(w)] =
-      make_int4(static_cast<int>(window.word[0]), static_cast<int>(window.word[1]),
-                static_cast<int>(window.word[2]), static_cast<int>(window.word[3]));
+  store_whole_window(reinterpret_cast<int4*>(row) + static_cast<int>(w), window);
 }
 
 // The register cache of the fast kernels (versions 4, 5, 6 and 9) keeps each window as the 16
