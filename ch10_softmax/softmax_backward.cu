@@ -29,7 +29,9 @@ constexpr int kWarpKernelThreads = 128;
 constexpr int kStreamingThreads = 512;
 constexpr int64_t kMaxGrid = 1 << 20;
 constexpr int64_t kMaxGridRows = 65535;
-constexpr int kPackChoices[] = {4, 8};
+// The block kernel's shape: 4 windows of y and 4 of dy per thread, at most 512 threads, so a
+// block holds a chunk of up to 2048 windows (the largest the launcher makes).
+constexpr int kBlockPacks = 4;
 // Two register caches (y and dy) of packs windows each.
 constexpr int max_threads_for(int packs) {
   return max_threads_for_windows(2 * packs);
@@ -39,12 +41,10 @@ constexpr int max_threads_for(int packs) {
 // compile without spilling. Left to itself the compiler gave a thread caching 4 windows of y and
 // of dy 98 registers for bf16, so 2 blocks of 256 threads shared an SM; at 80, 3 do (H200, bf16
 // 4096x8192: 70.9 -> 60.2 us). Float takes 56, and 48 for aligned rows (5 blocks of 256 instead
-// of 4). The launcher never picks 8 windows per thread (512 threads x 4 windows cover every chunk
-// it makes first); their caps only keep those instances from spilling.
+// of 4).
 template <typename T>
-constexpr int backward_max_registers(int packs, bool aligned) {
-  if (packs <= 4) return sizeof(T) == 4 ? (aligned ? 48 : 56) : 80;
-  return sizeof(T) == 4 ? 104 : 176;
+constexpr int backward_max_registers(bool aligned) {
+  return sizeof(T) == 4 ? (aligned ? 48 : 56) : 80;
 }
 
 template <typename T>
@@ -107,9 +107,10 @@ __global__ void __launch_bounds__(kWarpKernelThreads)
 // Longer rows: a block, or a cluster of blocks (gridDim.x > 1), per row, as in versions 5/6.
 template <typename T, int kPacks, bool kAligned>
 __global__ void __launch_bounds__(max_threads_for(kPacks))
-    SOFTMAX_MAX_REGISTERS(backward_max_registers<T>(kPacks, kAligned))
+    SOFTMAX_MAX_REGISTERS(backward_max_registers<T>(kAligned))
         backward_cached_kernel(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
                                int64_t windows_per_block, bool dy_vector_ok, bool dx_vector_ok) {
+  static_assert(kPacks == kBlockPacks, "the register caps were measured for this shape");
   for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
     const int64_t offset = row * cols;
     const auto layout = row_layout<kAligned>(y + offset, cols);
@@ -221,28 +222,20 @@ void launch_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
   // Up to 16 blocks (non-portable, sm_90): a row of 131072 floats is 32768 windows.
   const int max_cluster = clusters_supported() ? kMaxCluster : 1;
   const int64_t sms = common::device_properties().multiProcessorCount;
-  const int64_t block_limit = int64_t{4} * max_threads_for(4);
+  const int64_t block_limit = int64_t{kBlockPacks} * max_threads_for(kBlockPacks);  // 2048
   int cluster = 1;
   if (!(rows >= 2 * sms && windows <= block_limit)) {
-    while (cluster < max_cluster && ceil_div(windows, cluster) > 2048)
+    while (cluster < max_cluster && ceil_div(windows, cluster) > block_limit)
       cluster *= 2;
     while (cluster < max_cluster && rows * cluster < 2 * sms)
       cluster *= 2;
   }
   const int64_t windows_per_block = ceil_div(windows, cluster);
-  for (int thread_limit : {512, 1024}) {
-    for (int packs : kPackChoices) {
-      const int64_t threads =
-          std::max<int64_t>(32, ceil_div(ceil_div(windows_per_block, packs), 32) * 32);
-      if (threads > std::min(thread_limit, max_threads_for(packs))) continue;
-      const int t = static_cast<int>(threads);
-      if (packs == 4)
-        return launch_cached_backward<T, 4>(y, dy, dx, rows, cols, cluster, t, windows_per_block,
-                                            stream);
-      return launch_cached_backward<T, 8>(y, dy, dx, rows, cols, cluster, t, windows_per_block,
-                                          stream);
-    }
-  }
+  const int64_t threads =
+      std::max<int64_t>(32, ceil_div(ceil_div(windows_per_block, kBlockPacks), 32) * 32);
+  if (threads <= max_threads_for(kBlockPacks))
+    return launch_cached_backward<T, kBlockPacks>(
+        y, dy, dx, rows, cols, cluster, static_cast<int>(threads), windows_per_block, stream);
   backward_streaming_kernel<T>
       <<<static_cast<int>(std::min(rows, kMaxGrid)), kStreamingThreads, 0, stream>>>(y, dy, dx,
                                                                                      rows, cols);
