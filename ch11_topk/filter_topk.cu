@@ -9,18 +9,20 @@
 //      buffer passes max(2k, 256) candidates, the block radix selects the k best on chip
 //      (radix_select.cuh), drops the rest and raises the threshold to the k-th best: afterwards an
 //      element survives only when it beats the k-th best seen so far, about k / s of them after s
-//      elements, so the buffer is compacted only a handful of times per row. At the end the final k
-//      are selected, sorted (bitonic, k <= 1024) and written.
+//      elements, so the buffer is compacted only a handful of times per row. At the end the final
+//      candidates are selected and sorted by counting ranks when a few hundred remain
+//      (rank_select.cuh; the bitonic sort only for k > 256) and written.
 //   4. SplitRow: the same, with each row split into `chunks` blocks (grid.y), for small M where
 //      one block per row would leave most of the GPU idle. Each block publishes its k best
-//      composites and its threshold to the workspace; the last block of a row to finish (an
-//      atomic counter) starts from the largest published threshold, streams the chunks * k
-//      composites through the same filter and writes the answer.
+//      composites, sorted, to the workspace; the last block of a row to finish (an atomic
+//      counter) derives a start threshold from the sorted lists (merge_start), streams the
+//      chunks * k composites through the same filter and writes the answer.
 //   5. Fused softmax + top-k: while the elements pass through registers, each thread also keeps
 //      the online softmax pair (m, l) of what it has read; blocks merge the pairs with
 //      common::MaxSumMerge (across chunks too), and only the k winners are exponentiated again
 //      to give their probabilities. The row is read once; the softmax is never stored.
 #include "radix_select.cuh"
+#include "rank_select.cuh"
 #include "topk.h"
 #include "topk_keys.cuh"
 
@@ -81,6 +83,16 @@ struct CandidateFilter {
     if (end >= 0) seen_end = end;
   }
 
+  // For a tile: every lane of a warp calls reserve together with the number of candidates it
+  // keeps and writes them to buffer[first, first + n). One atomic per warp and tile, where an
+  // offer per element would take one per element slot that some lane keeps; each atomic waits
+  // for the previous one on the same counter.
+  __device__ __forceinline__ int reserve(int n) {
+    const Reservation r = warp_reserve(count, n);
+    if (r.end >= 0) seen_end = r.end;
+    return r.first;
+  }
+
   // After each tile. The thread that made the last append of the block saw the true count, so
   // a barrier that ORs "my view is too full" decides for the whole block with one barrier.
   // "Too full" comes early for small k: the threshold rises only when the buffer is compacted,
@@ -103,26 +115,49 @@ struct CandidateFilter {
     __syncthreads();
   }
 
-  // Leaves the best min(k, count) candidates in buffer[0, n) and returns n.
+  // Leaves the best min(k, count) candidates in buffer[0, n), sorted descending, and returns n.
+  // A few hundred candidates are selected and sorted by counting (rank_select.cuh) in one step;
+  // more are first cut to k by the radix select.
   __device__ int finish() {
     __syncthreads();
-    const int n = *count;
-    if (n <= k) return n;
-    compact();
-    return k;
+    int n = *count;
+    if (n > max(k, kRankLimit)) {
+      compact();
+      n = k;
+    }
+    if (n > kRankLimit) {
+      block_sort_descending(buffer, n);
+      return n;
+    }
+    scatter_by_rank(buffer, n, k, winners);
+    n = min(n, k);
+    __syncthreads();
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+      buffer[i] = winners[i];
+    __syncthreads();
+    return n;
   }
 
   // The first threshold, before the first tile is offered: the k-th largest of the threads'
   // best elements of that tile. Those k elements are distinct and all at least that large, so the
   // row's k-th best is too, and no element of the answer is filtered out. Without it the first
-  // tile would pass whole and be compacted: a radix select over 2048 candidates instead of one
-  // over 128. Needs k < kFilterThreads; the region at the buffer's end is unused until then.
+  // tile would pass whole and be compacted: a radix select over 2048 candidates instead of a
+  // count among 128. Needs k < kFilterThreads; the region at the buffer's end is unused until then.
   __device__ void seed(uint64_t thread_best) {
     if (k >= kFilterThreads) return;
     uint64_t* seeds = buffer + Config::kCapacity - kFilterThreads;
     seeds[threadIdx.x] = thread_best;
+    // kth_largest's count (rank_select.cuh), with each thread's candidate in a register: the
+    // general loop over list[i] costs this kernel registers it has to spill.
+    if (threadIdx.x == 0) scratch->kth = kEmptySlot;
     __syncthreads();
-    const uint64_t t = select_top_k<kKeyBits>(seeds, kFilterThreads, k, winners, *scratch);
+    int rank = 0;
+#pragma unroll 8
+    for (int m = 0; m < kFilterThreads; ++m)
+      rank += seeds[m] > thread_best;
+    if (thread_best != kEmptySlot && rank == k - 1) scratch->kth = thread_best;
+    __syncthreads();
+    const uint64_t t = scratch->kth;
     if (t > threshold) raise(t);
   }
 
@@ -222,8 +257,8 @@ __device__ __forceinline__ float log_sum_exp(MaxSum s) {
 }
 
 // Streams row[begin, end) through the filter. Pointers may be unaligned: the elements before the
-// first 16-byte boundary (the head) and after the last (the tail) go through a first, partial
-// tile with one element per thread; the body uses 16-byte streaming loads.
+// first 16-byte boundary (the head) and after the last (the tail), fewer than 2 * kVec, are
+// offered first, one element per thread; the body uses 16-byte streaming loads.
 template <typename T, bool kSoftmax, class Filter>
 __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int64_t end,
                                                 float scale, Filter& filter, MaxSum& state) {
@@ -235,22 +270,6 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
   const int64_t head = common::elements_to_alignment(base, length);
   const int64_t num_packs = (length - head) / kVec;
   const int64_t tail_start = head + num_packs * kVec;
-  {
-    const int t = threadIdx.x;
-    int64_t i = -1;
-    if (t < head)
-      i = t;
-    else if (t >= kVec && t - kVec < length - tail_start)
-      i = tail_start + t - kVec;
-    const bool valid = i >= 0;
-    const T v = valid ? base[i] : T{};
-    filter.offer(valid, composite(order_key(v), static_cast<uint32_t>(begin + i)));
-    if constexpr (kSoftmax) {
-      const float y[1] = {valid ? KeyTraits<T>::to_float(v) * scale : -INFINITY};
-      state = accumulate_softmax(state, y);
-    }
-    filter.end_tile();
-  }
   const T* aligned = base + head;
   const int64_t first_index = begin + head;
   constexpr int64_t kStep = int64_t{kPacks} * kFilterThreads;
@@ -262,7 +281,23 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
       if (p < num_packs) next[j].words = __ldcs(reinterpret_cast<const uint4*>(aligned + p * kVec));
     }
   };
-  load_tile(0);
+  {  // the head and tail; their loads and the first tile's travel together
+    const int t = threadIdx.x;
+    int64_t i = -1;
+    if (t < head)
+      i = t;
+    else if (t >= kVec && t - kVec < length - tail_start)
+      i = tail_start + t - kVec;
+    const bool valid = i >= 0;
+    const T v = valid ? base[i] : T{};
+    load_tile(0);
+    // No end_tile: the buffer holds these few composites and a whole tile.
+    filter.offer(valid, composite(order_key(v), static_cast<uint32_t>(begin + i)));
+    if constexpr (kSoftmax) {
+      const float y[1] = {valid ? KeyTraits<T>::to_float(v) * scale : -INFINITY};
+      state = accumulate_softmax(state, y);
+    }
+  }
   {  // the first threshold, from the first tile (CandidateFilter::seed)
     uint64_t best = kEmptySlot;
 #pragma unroll
@@ -323,26 +358,56 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
 }
 
 // Streams published composites (the chunks' results) through the filter; empty slots are skipped.
+// A tile's loads are all issued before any composite is kept, and each warp reserves its slots
+// with one atomic per tile (CandidateFilter::reserve).
 template <class Filter>
 __device__ __forceinline__ void stream_composites(const uint64_t* list, int64_t total,
                                                   Filter& filter) {
-  uint64_t best = kEmptySlot;  // the thread's best of the first tile: CandidateFilter::seed
-  for (int j = 0; j < kElementsPerThread; ++j) {
-    const int64_t i = j * kFilterThreads + threadIdx.x;
-    if (i < total)
-      best = MaxComposite{}(best, __ldcg(reinterpret_cast<const unsigned long long*>(list + i)));
-  }
-  filter.seed(best);
-  for (int64_t i0 = 0; i0 < total; i0 += kTile) {
+  // Half a tile per step: 8 composites per thread in registers are what the kernel has room for.
+  constexpr int kPerThread = kElementsPerThread / 2;
+  constexpr int kStep = kPerThread * kFilterThreads;
+  for (int64_t i0 = 0; i0 < total; i0 += kStep) {
+    uint64_t c[kPerThread];
 #pragma unroll
-    for (int j = 0; j < kElementsPerThread; ++j) {
+    for (int j = 0; j < kPerThread; ++j) {
       const int64_t i = i0 + j * kFilterThreads + threadIdx.x;
-      const uint64_t c =
-          i < total ? __ldcg(reinterpret_cast<const unsigned long long*>(list + i)) : kEmptySlot;
-      filter.offer(c != kEmptySlot, c);
+      c[j] = i < total ? __ldcg(reinterpret_cast<const unsigned long long*>(list + i)) : kEmptySlot;
     }
+    if (i0 == 0) {  // the first threshold, from the first step (CandidateFilter::seed)
+      uint64_t best = kEmptySlot;
+#pragma unroll
+      for (int j = 0; j < kPerThread; ++j)
+        best = MaxComposite{}(best, c[j]);
+      filter.seed(best);
+    }
+    uint32_t keep = 0;
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j)
+      if (c[j] != kEmptySlot && c[j] >= filter.threshold) keep |= 1u << j;
+    int slot = filter.reserve(__popc(keep));
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j)
+      if (keep & (1u << j)) filter.buffer[slot++] = c[j];
     filter.end_tile();
   }
+}
+
+// Where the merge of a row's chunks may start its filter. Every chunk published its best k
+// composites sorted descending (empty slots last), so the composite at depth d of a list is
+// beaten or matched by d composites of that list. Take d = ceil(k / chunks) and r = ceil(k / d)
+// <= chunks: the r-th largest of the lists' composites at depth d is matched or beaten by r
+// lists' d composites, at least k in all, so it is <= the row's k-th best and is a valid start.
+// For 62 chunks and k = 50 it is the 50th best of the 62 chunk maxima, which about 100 of the
+// 3100 published composites pass. `scratch_list` has room for `chunks` composites.
+template <class Filter>
+__device__ uint64_t merge_start(const uint64_t* lists, int chunks, int k, uint64_t* scratch_list,
+                                Filter& filter) {
+  const int depth = (k + chunks - 1) / chunks;
+  const int lists_needed = (k + depth - 1) / depth;
+  for (int c = threadIdx.x; c < chunks; c += blockDim.x)
+    scratch_list[c] =
+        __ldcg(reinterpret_cast<const unsigned long long*>(lists + int64_t{c} * k + depth - 1));
+  return kth_largest(scratch_list, chunks, lists_needed, filter.scratch->kth);
 }
 
 template <typename T, class Config, bool kSoftmax>
@@ -377,19 +442,19 @@ __global__ void __launch_bounds__(kFilterThreads, kBlocksPerSM)
   if (chunks > 1) {
     // TODO 4 (about 30 lines; checked by [ch11_topk][split_row]):
     //   Publish this chunk's result and let the last block of the row merge.
-    //   1. Write buffer[0, n) to ws.candidates + (row_id * chunks + chunk) * k and fill the rest
-    //      of the k slots with kEmptySlot; thread 0 writes filter.threshold to
-    //      ws.thresholds[row_id * chunks + chunk] and, with kSoftmax, `state` to
-    //      ws.states[row_id * chunks + chunk].
+    //   1. Write buffer[0, n) (finish() left it sorted descending) to
+    //      ws.candidates + (row_id * chunks + chunk) * k and fill the rest of the k slots with
+    //      kEmptySlot; with kSoftmax, thread 0 writes `state` to ws.states[row_id * chunks +
+    //      chunk].
     //   2. __threadfence() (the writes must be visible device-wide before the count says so),
     //      barrier; thread 0 does atomicAdd(&ws.counters[row_id], 1) and sets last_block when it
     //      returns chunks - 1; barrier. Every block but the last returns.
-    //   3. The last block: __threadfence(); every chunk's threshold is <= the row's k-th best,
-    //      so their maximum (read with __ldcg; block_reduce with MaxComposite, identity 0) is a
-    //      valid start: filter.reset(that maximum); stream_composites over the row's
-    //      chunks * k published composites; n = filter.finish(). With kSoftmax, merge the
-    //      chunks' states (read them with __ldcg, e.g. as a float2; block_reduce with
-    //      MaxSumMerge, identity {-inf, 0}; chunks may exceed blockDim.x).
+    //   3. The last block: __threadfence(); filter.reset(merge_start(lists, chunks, k,
+    //      filter.buffer, filter)) with lists = ws.candidates + row_id * chunks * k (a valid
+    //      start threshold, see merge_start); stream_composites over the row's chunks * k
+    //      published composites; n = filter.finish(). With kSoftmax, merge the chunks' states
+    //      (read them with __ldcg, e.g. as a float2; block_reduce with MaxSumMerge, identity
+    //      {-inf, 0}; chunks may exceed blockDim.x).
     //   4. Thread 0 sets ws.counters[row_id] back to 0 for the next launch.
     // BEGIN TODO 4
     (void)ws;
@@ -398,7 +463,6 @@ __global__ void __launch_bounds__(kFilterThreads, kBlocksPerSM)
     // END TODO 4
   }
 
-  block_sort_descending(filter.buffer, n);
   for (int j = threadIdx.x; j < n; j += kFilterThreads) {
     const uint64_t c = filter.buffer[j];
     const int64_t slot = row_id * k + j;
@@ -428,7 +492,7 @@ void launch_filter(const T* x, int64_t M, int64_t N, int k, int chunks, float sc
   }();
   (void)attribute_set;
   const SplitWorkspace ws = chunks > 1 ? split_workspace(workspace, M, k, chunks)
-                                       : SplitWorkspace{nullptr, nullptr, nullptr, nullptr};
+                                       : SplitWorkspace{nullptr, nullptr, nullptr};
   const dim3 grid(static_cast<unsigned>(M), static_cast<unsigned>(chunks));
   kernel<<<grid, kFilterThreads, Config::kSharedBytes, stream>>>(x, N, k, scale, values, indices,
                                                                  probs, lse, ws);
@@ -441,7 +505,7 @@ void run_filter(const char* who, const T* x, int64_t M, int64_t N, int k, int ch
                 cudaStream_t stream) {
   check_problem(who, x, M, N, k, indices, kMaxK);
   CHECK_ARG(chunks >= 0 && chunks <= 65535, "chunks must be in [0, 65535], got " << chunks);
-  if (chunks == 0) chunks = split_chunks(M, N, k);
+  if (chunks == 0) chunks = split_chunks(M, N);
   CHECK_ARG(chunks == 1 || workspace != nullptr,
             "a split row (chunks = " << chunks << ") needs workspace_bytes(M, N, k, chunks) of "
                                      << "zero-filled workspace");

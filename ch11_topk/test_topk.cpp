@@ -235,12 +235,19 @@ TEST_CASE("version 3: radix select behind a threshold filter", "[ch11_topk][radi
 
 TEST_CASE("version 4: rows split across blocks", "[ch11_topk][split_row]") {
   INFO("fill TODO 4 in ch11_topk/filter_topk.cu (it needs TODO 3)");
-  const std::vector<Case> cases = {
-      {1, 128256, 50, Data::Logits, 0, 16},   {1, 256000, 1024, Data::Normal, 0, 64},
-      {7, 32000, 1000, Data::Ties, 0, 7},     {1, 17, 2, Data::Logits, 0, 4},
-      {3, 50257, 256, Data::NaNs, 1, 5},      {1, 151936, 1, Data::AllEqual, 0, 20},
-      {1, 128256, 50, Data::Logits, 0, 0},    {64, 32000, 32, Data::MaskedInf, 2, 0},
-      {2, 32000, 33, Data::SignedZeros, 0, 3}};
+  const std::vector<Case> cases = {{1, 128256, 50, Data::Logits, 0, 16},
+                                   {1, 256000, 1024, Data::Normal, 0, 64},
+                                   {7, 32000, 1000, Data::Ties, 0, 7},
+                                   {1, 17, 2, Data::Logits, 0, 4},
+                                   {3, 50257, 256, Data::NaNs, 1, 5},
+                                   {1, 151936, 1, Data::AllEqual, 0, 20},
+                                   {1, 128256, 50, Data::Logits, 0, 0},
+                                   {64, 32000, 32, Data::MaskedInf, 2, 0},
+                                   {2, 32000, 33, Data::SignedZeros, 0, 3},
+                                   // merge_start's bound at depth 7 over lists shorter than k
+                                   // (empty slots after 128 elements), and over tied lists
+                                   {1, 4096, 200, Data::Normal, 0, 32},
+                                   {2, 8192, 100, Data::Ties, 0, 16}};
   RUN_ALL_TYPES(cases, split_for);
 
   // The workspace is zero-filled once; every launch must hand its counters back at zero, or the

@@ -44,7 +44,7 @@ struct Plan {
 // elements.
 Plan choose_plan(int64_t M, int64_t N, int k, int elem_bytes);
 // Blocks per row that fill the GPU for M rows without making chunks too short to filter.
-int split_chunks(int64_t M, int64_t N, int k);
+int split_chunks(int64_t M, int64_t N);
 
 // Scratch memory for `chunks` blocks per row (0: the count split_chunks chooses). Allocate it
 // once, zero-filled: it holds per-row counters that every launch returns to zero. Reuse it for
@@ -52,7 +52,7 @@ int split_chunks(int64_t M, int64_t N, int k);
 // shape (that call's counters may lie where the previous layout kept candidates).
 size_t workspace_bytes(int64_t M, int64_t N, int k, int chunks = 0);
 
-// One version. SplitRow uses split_chunks(M, N, k) blocks per row.
+// One version. SplitRow uses split_chunks(M, N) blocks per row.
 template <typename T>
 void topk(Version v, const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
           void* workspace, cudaStream_t stream = nullptr);
@@ -72,7 +72,7 @@ void topk(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices, 
 // and probs = exp(y_i - m) / l, normalized over the whole row; lse (optional, nullptr to skip, [M])
 // = m + log(l). The softmax itself is never written. temperature > 0. A row holding NaN or +inf
 // gets NaN probabilities and lse (as torch.softmax); a row of only -inf gets NaN probabilities and
-// lse = -inf. chunks: blocks per row, 0 = split_chunks(M, N, k).
+// lse = -inf. chunks: blocks per row, 0 = split_chunks(M, N).
 template <typename T>
 void softmax_topk(const T* x, int64_t M, int64_t N, int k, float temperature, int chunks,
                   int64_t* indices, float* probs, float* lse, void* workspace,

@@ -117,6 +117,31 @@ __device__ __forceinline__ int warp_append(uint64_t* list, int* count, bool keep
   return base + __popc(mask);
 }
 
+// Every lane of a warp calls this together with the number of slots n it needs (any n >= 0): one
+// shared atomicAdd per warp reserves them all, consecutive per lane and in lane order, at the end
+// of a list whose length is *count. `first` is the lane's first slot; `end` is the list's end
+// after this warp's reservation, or -1 when the warp reserved nothing.
+struct Reservation {
+  int first;
+  int end;
+};
+__device__ __forceinline__ Reservation warp_reserve(int* count, int n) {
+  const int lane = threadIdx.x % common::kWarpSize;
+  int inclusive = n;
+#pragma unroll
+  for (int d = 1; d < common::kWarpSize; d *= 2) {
+    const int from_below = __shfl_up_sync(common::kFullWarpMask, inclusive, d);
+    if (lane >= d) inclusive += from_below;
+  }
+  constexpr int kLast = common::kWarpSize - 1;
+  const int total = __shfl_sync(common::kFullWarpMask, inclusive, kLast);
+  if (total == 0) return {0, -1};
+  int base = 0;
+  if (lane == kLast) base = atomicAdd(count, total);
+  base = __shfl_sync(common::kFullWarpMask, base, kLast);
+  return {base + inclusive - n, base + total};
+}
+
 // Sorts a[0, n) descending in place; n <= capacity, and a[n, pow2ceil(n)) may be overwritten
 // with empty slots. Bitonic: log2(P)*(log2(P)+1)/2 barrier-separated stages of P/2 independent
 // compare-exchanges, every thread of the block taking part.
@@ -183,12 +208,11 @@ inline void check_problem(const char* who, const void* x, int64_t M, int64_t N, 
 namespace topk::detail {
 
 // The split-row workspace: per-row arrival counters (returned to zero by the last block of each
-// row), each chunk's k best composites, softmax (max, sum) pair and filter threshold.
+// row), each chunk's k best composites (sorted descending) and softmax (max, sum) pair.
 struct SplitWorkspace {
   int* counters;           // [M]
   uint64_t* candidates;    // [M, chunks, k]
   common::MaxSum* states;  // [M, chunks]
-  uint64_t* thresholds;    // [M, chunks]: each chunk's final filter threshold
 };
 
 inline size_t align_up_256(size_t bytes) {
@@ -200,7 +224,7 @@ inline size_t split_workspace_bytes(int64_t M, int k, int chunks) {
   const size_t slots = static_cast<size_t>(M) * static_cast<size_t>(chunks);
   return align_up_256(static_cast<size_t>(M) * sizeof(int)) +
          align_up_256(slots * static_cast<size_t>(k) * sizeof(uint64_t)) +
-         align_up_256(slots * sizeof(common::MaxSum)) + align_up_256(slots * sizeof(uint64_t));
+         align_up_256(slots * sizeof(common::MaxSum));
 }
 
 inline SplitWorkspace split_workspace(void* base, int64_t M, int k, int chunks) {
@@ -212,8 +236,6 @@ inline SplitWorkspace split_workspace(void* base, int64_t M, int k, int chunks) 
   ws.candidates = reinterpret_cast<uint64_t*>(bytes);
   bytes += align_up_256(slots * static_cast<size_t>(k) * sizeof(uint64_t));
   ws.states = reinterpret_cast<common::MaxSum*>(bytes);
-  bytes += align_up_256(slots * sizeof(common::MaxSum));
-  ws.thresholds = reinterpret_cast<uint64_t*>(bytes);
   return ws;
 }
 

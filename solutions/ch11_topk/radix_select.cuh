@@ -21,9 +21,10 @@ constexpr int kSelectUnroll = 4;  // composites each thread loads before it coun
 
 struct SelectScratch {
   int histogram[kRadixBins];
-  int bucket;  // the bin holding the need-th largest
-  int above;   // composites in higher bins
-  int kept;    // winners gathered so far
+  int bucket;    // the bin holding the need-th largest
+  int above;     // composites in higher bins
+  int kept;      // winners gathered so far
+  uint64_t kth;  // where kth_largest (rank_select.cuh) leaves its answer
 };
 
 // Warp 0 only: the bin b, scanning from the top, where the count of composites in bins above b

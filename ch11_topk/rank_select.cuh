@@ -1,0 +1,63 @@
+// Selection by counting, for small candidate sets. The rank of a composite is the number of
+// candidates larger than it; the composites of a row are distinct, so the ranks of n candidates
+// are exactly 0 .. n-1, and "the candidate of rank r goes to slot r" selects the k best and sorts
+// them in one step behind a single barrier. The radix select (radix_select.cuh) needs two to four
+// passes of three barriers each and the bitonic sort log2(n)(log2(n)+1)/2 more; with a block of
+// 128 threads, those barriers, not the work, are what a few hundred candidates cost. Counting
+// compares every candidate with every other, n^2 / blockDim.x comparisons per thread, so it is
+// the method only up to kRankLimit candidates.
+#pragma once
+
+#include "topk_keys.cuh"
+
+namespace topk::detail {
+
+// Up to this many candidates, counting is used instead of the radix select and the bitonic sort.
+constexpr int kRankLimit = 256;
+
+// Every thread of the block calls this together, after a barrier that made list[0, n) visible.
+// list holds distinct composites and possibly empty slots, which take no rank. The candidates
+// of rank < k go to out[rank]: out[0, min(k, real candidates)) ends up sorted descending. out
+// must not overlap list; the caller's next barrier makes it visible.
+__device__ __forceinline__ void scatter_by_rank(const uint64_t* list, int n, int k, uint64_t* out) {
+  // Two candidates per thread per sweep, so that each read of the list serves two comparisons.
+  for (int first = 0; first < n; first += 2 * blockDim.x) {
+    const int i = first + threadIdx.x;
+    const int j = i + blockDim.x;
+    const uint64_t a = i < n ? list[i] : kEmptySlot;
+    const uint64_t b = j < n ? list[j] : kEmptySlot;
+    if (a == kEmptySlot && b == kEmptySlot) continue;
+    int rank_a = 0, rank_b = 0;
+#pragma unroll 8
+    for (int m = 0; m < n; ++m) {
+      const uint64_t c = list[m];
+      rank_a += c > a;
+      rank_b += c > b;
+    }
+    if (a != kEmptySlot && rank_a < k) out[rank_a] = a;
+    if (b != kEmptySlot && rank_b < k) out[rank_b] = b;
+  }
+}
+
+// The k-th largest composite of list[0, n) (same rules as scatter_by_rank), or kEmptySlot when
+// fewer than k are not empty. Every thread calls it and gets the same answer; `slot` is shared.
+__device__ __forceinline__ uint64_t kth_largest(const uint64_t* list, int n, int k,
+                                                uint64_t& slot) {
+  if (threadIdx.x == 0) slot = kEmptySlot;
+  __syncthreads();
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const uint64_t a = list[i];
+    if (a == kEmptySlot) continue;
+    int rank = 0;
+#pragma unroll 8
+    for (int m = 0; m < n; ++m)
+      rank += list[m] > a;
+    if (rank == k - 1) slot = a;
+  }
+  __syncthreads();
+  const uint64_t kth = slot;
+  __syncthreads();  // everyone has read the slot before it is written again
+  return kth;
+}
+
+}  // namespace topk::detail
