@@ -10,13 +10,14 @@
 //      (radix_select.cuh), drops the rest and raises the threshold to the k-th best: afterwards an
 //      element survives only when it beats the k-th best seen so far, about k / s of them after s
 //      elements, so the buffer is compacted only a handful of times per row. At the end the final
-//      candidates are selected and sorted by counting ranks when a few hundred remain
-//      (rank_select.cuh; the bitonic sort only for k > 256) and written.
+//      candidates are selected and sorted, by counting ranks when at most 256 remain
+//      (rank_select.cuh); more are radix-selected down to k first, and sorted bitonically if
+//      still more than 256 (k > 256). Then they are written.
 //   4. SplitRow: the same, with each row split into `chunks` blocks (grid.y), for small M where
 //      one block per row would leave most of the GPU idle. Each block publishes its k best
 //      composites, sorted, to the workspace; the last block of a row to finish (an atomic
-//      counter) derives a start threshold from the sorted lists (merge_start), streams the
-//      chunks * k composites through the same filter and writes the answer.
+//      counter) derives a start threshold from the sorted lists (merge_start), offers each
+//      list's prefix above it to the same filter (merge_lists) and writes the answer.
 //   5. Fused softmax + top-k: while the elements pass through registers, each thread also keeps
 //      the online softmax pair (m, l) of what it has read; blocks merge the pairs with
 //      common::MaxSumMerge (across chunks too), and only the k winners are exponentiated again
@@ -357,41 +358,6 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
   }
 }
 
-// Streams published composites (the chunks' results) through the filter; empty slots are skipped.
-// A tile's loads are all issued before any composite is kept, and each warp reserves its slots
-// with one atomic per tile (CandidateFilter::reserve).
-template <class Filter>
-__device__ __forceinline__ void stream_composites(const uint64_t* list, int64_t total,
-                                                  Filter& filter) {
-  // Half a tile per step: 8 composites per thread in registers are what the kernel has room for.
-  constexpr int kPerThread = kElementsPerThread / 2;
-  constexpr int kStep = kPerThread * kFilterThreads;
-  for (int64_t i0 = 0; i0 < total; i0 += kStep) {
-    uint64_t c[kPerThread];
-#pragma unroll
-    for (int j = 0; j < kPerThread; ++j) {
-      const int64_t i = i0 + j * kFilterThreads + threadIdx.x;
-      c[j] = i < total ? __ldcg(reinterpret_cast<const unsigned long long*>(list + i)) : kEmptySlot;
-    }
-    if (i0 == 0) {  // the first threshold, from the first step (CandidateFilter::seed)
-      uint64_t best = kEmptySlot;
-#pragma unroll
-      for (int j = 0; j < kPerThread; ++j)
-        best = MaxComposite{}(best, c[j]);
-      filter.seed(best);
-    }
-    uint32_t keep = 0;
-#pragma unroll
-    for (int j = 0; j < kPerThread; ++j)
-      if (c[j] != kEmptySlot && c[j] >= filter.threshold) keep |= 1u << j;
-    int slot = filter.reserve(__popc(keep));
-#pragma unroll
-    for (int j = 0; j < kPerThread; ++j)
-      if (keep & (1u << j)) filter.buffer[slot++] = c[j];
-    filter.end_tile();
-  }
-}
-
 // Where the merge of a row's chunks may start its filter. Every chunk published its best k
 // composites sorted descending (empty slots last), so the composite at depth d of a list is
 // beaten or matched by d composites of that list. Take d = ceil(k / chunks) and r = ceil(k / d)
@@ -399,6 +365,8 @@ __device__ __forceinline__ void stream_composites(const uint64_t* list, int64_t 
 // lists' d composites, at least k in all, so it is <= the row's k-th best and is a valid start.
 // For 62 chunks and k = 50 it is the 50th best of the 62 chunk maxima, which about 100 of the
 // 3100 published composites pass. `scratch_list` has room for `chunks` composites.
+static_assert(SmallK::kCapacity >= kMaxChunks && LargeK::kCapacity >= kMaxChunks,
+              "merge_start keeps one composite per chunk in the candidate buffer");
 template <class Filter>
 __device__ uint64_t merge_start(const uint64_t* lists, int chunks, int k, uint64_t* scratch_list,
                                 Filter& filter) {
@@ -408,6 +376,40 @@ __device__ uint64_t merge_start(const uint64_t* lists, int chunks, int k, uint64
     scratch_list[c] =
         __ldcg(reinterpret_cast<const unsigned long long*>(lists + int64_t{c} * k + depth - 1));
   return kth_largest(scratch_list, chunks, lists_needed, filter.scratch->kth);
+}
+
+// The last block's merge. Each published list is sorted, so its composites >= the start form a
+// prefix: a thread takes one list and loads it 8 composites at a time, and reads further only
+// while its last composite still passed. For 62 chunks and k = 50 about a hundred composites
+// pass, almost all among the first 8 of their lists: one round of loads, where streaming all
+// 3100 composites took four. A round appends at most 128 * 8 composites, less than the tile
+// end_tile keeps room for.
+template <class Filter>
+__device__ void merge_lists(const uint64_t* lists, int chunks, int k, Filter& filter) {
+  constexpr int kPerRound = kElementsPerThread / 2;  // what the registers have room for
+  filter.reset(merge_start(lists, chunks, k, filter.buffer, filter));
+  for (int first_list = 0; first_list < chunks; first_list += kFilterThreads) {
+    const int list = first_list + static_cast<int>(threadIdx.x);
+    bool open = list < chunks;
+    for (int depth = 0; __syncthreads_or(open); depth += kPerRound) {
+      uint64_t c[kPerRound];
+#pragma unroll
+      for (int j = 0; j < kPerRound; ++j)
+        c[j] = open && depth + j < k ? __ldcg(reinterpret_cast<const unsigned long long*>(
+                                           lists + int64_t{list} * k + depth + j))
+                                     : kEmptySlot;
+      uint32_t keep = 0;
+#pragma unroll
+      for (int j = 0; j < kPerRound; ++j)
+        if (c[j] != kEmptySlot && c[j] >= filter.threshold) keep |= 1u << j;
+      int slot = filter.reserve(__popc(keep));
+#pragma unroll
+      for (int j = 0; j < kPerRound; ++j)
+        if (keep & (1u << j)) filter.buffer[slot++] = c[j];
+      open = open && (keep & (1u << (kPerRound - 1))) && depth + kPerRound < k;
+      filter.end_tile();
+    }
+  }
 }
 
 template <typename T, class Config, bool kSoftmax>
@@ -440,7 +442,7 @@ __global__ void __launch_bounds__(kFilterThreads, kBlocksPerSM)
     state = common::block_reduce(state, MaxSumMerge{}, MaxSum{-INFINITY, 0.0f});
 
   if (chunks > 1) {
-    // TODO 4 (about 30 lines; checked by [ch11_topk][split_row]):
+    // TODO 4 (about 22 lines; checked by [ch11_topk][split_row]):
     //   Publish this chunk's result and let the last block of the row merge.
     //   1. Write buffer[0, n) (finish() left it sorted descending) to
     //      ws.candidates + (row_id * chunks + chunk) * k and fill the rest of the k slots with
@@ -449,12 +451,11 @@ __global__ void __launch_bounds__(kFilterThreads, kBlocksPerSM)
     //   2. __threadfence() (the writes must be visible device-wide before the count says so),
     //      barrier; thread 0 does atomicAdd(&ws.counters[row_id], 1) and sets last_block when it
     //      returns chunks - 1; barrier. Every block but the last returns.
-    //   3. The last block: __threadfence(); filter.reset(merge_start(lists, chunks, k,
-    //      filter.buffer, filter)) with lists = ws.candidates + row_id * chunks * k (a valid
-    //      start threshold, see merge_start); stream_composites over the row's chunks * k
-    //      published composites; n = filter.finish(). With kSoftmax, merge the chunks' states
-    //      (read them with __ldcg, e.g. as a float2; block_reduce with MaxSumMerge, identity
-    //      {-inf, 0}; chunks may exceed blockDim.x).
+    //   3. The last block: __threadfence(); merge_lists(lists, chunks, k, filter) with
+    //      lists = ws.candidates + row_id * chunks * k (it starts the filter at merge_start's
+    //      bound and offers each list's prefix that passes); n = filter.finish(). With kSoftmax,
+    //      state = the merge of the chunks' states (read them with __ldcg, e.g. as a float2;
+    //      block_reduce with MaxSumMerge, identity {-inf, 0}; chunks may exceed blockDim.x).
     //   4. Thread 0 sets ws.counters[row_id] back to 0 for the next launch.
     // BEGIN TODO 4
     (void)ws;
@@ -504,7 +505,8 @@ void run_filter(const char* who, const T* x, int64_t M, int64_t N, int k, int ch
                 T* values, int64_t* indices, float* probs, float* lse, void* workspace,
                 cudaStream_t stream) {
   check_problem(who, x, M, N, k, indices, kMaxK);
-  CHECK_ARG(chunks >= 0 && chunks <= 65535, "chunks must be in [0, 65535], got " << chunks);
+  CHECK_ARG(chunks >= 0 && chunks <= kMaxChunks,
+            "chunks must be in [0, " << kMaxChunks << "], got " << chunks);
   if (chunks == 0) chunks = split_chunks(M, N);
   CHECK_ARG(chunks == 1 || workspace != nullptr,
             "a split row (chunks = " << chunks << ") needs workspace_bytes(M, N, k, chunks) of "

@@ -247,7 +247,10 @@ TEST_CASE("version 4: rows split across blocks", "[ch11_topk][split_row]") {
                                    // merge_start's bound at depth 7 over lists shorter than k
                                    // (empty slots after 128 elements), and over tied lists
                                    {1, 4096, 200, Data::Normal, 0, 32},
-                                   {2, 8192, 100, Data::Ties, 0, 16}};
+                                   {2, 8192, 100, Data::Ties, 0, 16},
+                                   // more lists than the merging block has threads
+                                   {1, 256000, 50, Data::Logits, 0, 200},
+                                   {2, 200000, 1024, Data::Ties, 0, 150}};
   RUN_ALL_TYPES(cases, split_for);
 
   // The workspace is zero-filled once; every launch must hand its counters back at zero, or the
@@ -382,6 +385,14 @@ TEST_CASE("bad arguments are reported", "[ch11_topk][arguments]") {
   REQUIRE_THROWS_AS(topk::topk(x, -1, 10, 1, values, indices, nullptr), std::invalid_argument);
   REQUIRE_THROWS_AS(topk::softmax_topk(x, 1, 10, 1, 0.0f, 1, indices, values, nullptr, nullptr),
                     std::invalid_argument);
+  // More blocks per row than kMaxChunks; the pointers are never used, the call must throw first.
+  auto* fake = reinterpret_cast<float*>(uintptr_t{256});
+  auto* fake_indices = reinterpret_cast<int64_t*>(uintptr_t{256});
+  REQUIRE_THROWS_AS(topk::workspace_bytes(1, 1 << 20, 1, topk::kMaxChunks + 1),
+                    std::invalid_argument);
+  REQUIRE_THROWS_AS(
+      topk::topk_filtered(fake, 1, 1 << 20, 1, topk::kMaxChunks + 1, fake, fake_indices, fake),
+      std::invalid_argument);
   // M = 0 is a valid, empty problem.
   REQUIRE_NOTHROW(topk::topk_filtered(x, 0, 10, 1, 1, values, indices, nullptr));
 }

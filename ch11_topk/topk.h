@@ -45,6 +45,9 @@ struct Plan {
 Plan choose_plan(int64_t M, int64_t N, int k, int elem_bytes);
 // Blocks per row that fill the GPU for M rows without making chunks too short to filter.
 int split_chunks(int64_t M, int64_t N);
+// The most blocks per row a split may use: the block that merges a row keeps one composite per
+// chunk on chip.
+constexpr int kMaxChunks = 1024;
 
 // Scratch memory for `chunks` blocks per row (0: the count split_chunks chooses). Allocate it
 // once, zero-filled: it holds per-row counters that every launch returns to zero. Reuse it for
@@ -57,7 +60,8 @@ template <typename T>
 void topk(Version v, const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
           void* workspace, cudaStream_t stream = nullptr);
 
-// Versions 3 and 4 with an explicit number of blocks per row (1: RadixSelect).
+// Versions 3 and 4 with an explicit number of blocks per row (1: RadixSelect; 0: split_chunks;
+// at most kMaxChunks).
 template <typename T>
 void topk_filtered(const T* x, int64_t M, int64_t N, int k, int chunks, T* values, int64_t* indices,
                    void* workspace, cudaStream_t stream = nullptr);

@@ -48,11 +48,12 @@ int split_chunks(int64_t M, int64_t N) {
   const int64_t wanted_blocks =
       kBlocksPerSM * static_cast<int64_t>(common::device_properties().multiProcessorCount);
   const int64_t chunks = std::min((wanted_blocks + M - 1) / M, N / kMinChunk);
-  return static_cast<int>(std::clamp<int64_t>(chunks, 1, 1024));
+  return static_cast<int>(std::clamp<int64_t>(chunks, 1, kMaxChunks));
 }
 
 size_t workspace_bytes(int64_t M, int64_t N, int k, int chunks) {
-  CHECK_ARG(chunks >= 0, "chunks must be >= 0, got " << chunks);
+  CHECK_ARG(chunks >= 0 && chunks <= kMaxChunks,
+            "chunks must be in [0, " << kMaxChunks << "], got " << chunks);
   if (chunks == 0) chunks = split_chunks(M, N);
   return detail::split_workspace_bytes(M, k, chunks);
 }
