@@ -84,10 +84,10 @@ struct CandidateFilter {
     if (end >= 0) seen_end = end;
   }
 
-  // For a tile: every lane of a warp calls reserve together with the number of candidates it
-  // keeps and writes them to buffer[first, first + n). One atomic per warp and tile, where an
-  // offer per element would take one per element slot that some lane keeps; each atomic waits
-  // for the previous one on the same counter.
+  // For a round of the merge: every lane of a warp calls reserve together with the number of
+  // candidates it keeps and writes them to buffer[first, first + n). One atomic per warp and round,
+  // where an offer per element would take one per element slot that some lane keeps; each atomic
+  // waits for the previous one on the same counter.
   __device__ __forceinline__ int reserve(int n) {
     const Reservation r = warp_reserve(count, n);
     if (r.end >= 0) seen_end = r.end;
@@ -148,14 +148,11 @@ struct CandidateFilter {
     if (k >= kFilterThreads) return;
     uint64_t* seeds = buffer + Config::kCapacity - kFilterThreads;
     seeds[threadIdx.x] = thread_best;
-    // kth_largest's count (rank_select.cuh), with each thread's candidate in a register: the
-    // general loop over list[i] costs this kernel registers it has to spill.
+    // kth_largest (rank_select.cuh) with each thread's candidate in a register: the general
+    // loop over list[i] costs this kernel registers it has to spill.
     if (threadIdx.x == 0) scratch->kth = kEmptySlot;
     __syncthreads();
-    int rank = 0;
-#pragma unroll 8
-    for (int m = 0; m < kFilterThreads; ++m)
-      rank += seeds[m] > thread_best;
+    const int rank = rank_in(seeds, kFilterThreads, thread_best);
     if (thread_best != kEmptySlot && rank == k - 1) scratch->kth = thread_best;
     __syncthreads();
     const uint64_t t = scratch->kth;
@@ -364,18 +361,17 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
 // <= chunks: the r-th largest of the lists' composites at depth d is matched or beaten by r
 // lists' d composites, at least k in all, so it is <= the row's k-th best and is a valid start.
 // For 62 chunks and k = 50 it is the 50th best of the 62 chunk maxima, which about 100 of the
-// 3100 published composites pass. `scratch_list` has room for `chunks` composites.
+// 3100 published composites pass. The composites at depth d wait in the filter's buffer.
 static_assert(SmallK::kCapacity >= kMaxChunks && LargeK::kCapacity >= kMaxChunks,
               "merge_start keeps one composite per chunk in the candidate buffer");
 template <class Filter>
-__device__ uint64_t merge_start(const uint64_t* lists, int chunks, int k, uint64_t* scratch_list,
-                                Filter& filter) {
+__device__ uint64_t merge_start(const uint64_t* lists, int chunks, int k, Filter& filter) {
   const int depth = (k + chunks - 1) / chunks;
   const int lists_needed = (k + depth - 1) / depth;
   for (int c = threadIdx.x; c < chunks; c += blockDim.x)
-    scratch_list[c] =
+    filter.buffer[c] =
         __ldcg(reinterpret_cast<const unsigned long long*>(lists + int64_t{c} * k + depth - 1));
-  return kth_largest(scratch_list, chunks, lists_needed, filter.scratch->kth);
+  return kth_largest(filter.buffer, chunks, lists_needed, filter.scratch->kth);
 }
 
 // The last block's merge. Each published list is sorted, so its composites >= the start form a
@@ -387,7 +383,7 @@ __device__ uint64_t merge_start(const uint64_t* lists, int chunks, int k, uint64
 template <class Filter>
 __device__ void merge_lists(const uint64_t* lists, int chunks, int k, Filter& filter) {
   constexpr int kPerRound = kElementsPerThread / 2;  // what the registers have room for
-  filter.reset(merge_start(lists, chunks, k, filter.buffer, filter));
+  filter.reset(merge_start(lists, chunks, k, filter));
   for (int first_list = 0; first_list < chunks; first_list += kFilterThreads) {
     const int list = first_list + static_cast<int>(threadIdx.x);
     bool open = list < chunks;
@@ -505,8 +501,7 @@ void run_filter(const char* who, const T* x, int64_t M, int64_t N, int k, int ch
                 T* values, int64_t* indices, float* probs, float* lse, void* workspace,
                 cudaStream_t stream) {
   check_problem(who, x, M, N, k, indices, kMaxK);
-  CHECK_ARG(chunks >= 0 && chunks <= kMaxChunks,
-            "chunks must be in [0, " << kMaxChunks << "], got " << chunks);
+  check_chunks(who, chunks);
   if (chunks == 0) chunks = split_chunks(M, N);
   CHECK_ARG(chunks == 1 || workspace != nullptr,
             "a split row (chunks = " << chunks << ") needs workspace_bytes(M, N, k, chunks) of "

@@ -15,6 +15,15 @@ namespace topk::detail {
 // Up to this many candidates, counting is used instead of the radix select and the bitonic sort.
 constexpr int kRankLimit = 256;
 
+// How many of list[0, n) are larger than a: its rank, when the composites are distinct.
+__device__ __forceinline__ int rank_in(const uint64_t* list, int n, uint64_t a) {
+  int rank = 0;
+#pragma unroll 8
+  for (int m = 0; m < n; ++m)
+    rank += list[m] > a;
+  return rank;
+}
+
 // Every thread of the block calls this together, after a barrier that made list[0, n) visible.
 // list holds distinct composites and possibly empty slots, which take no rank. The candidates
 // of rank < k go to out[rank]: out[0, min(k, real candidates)) ends up sorted descending. out
@@ -48,11 +57,7 @@ __device__ __forceinline__ uint64_t kth_largest(const uint64_t* list, int n, int
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
     const uint64_t a = list[i];
     if (a == kEmptySlot) continue;
-    int rank = 0;
-#pragma unroll 8
-    for (int m = 0; m < n; ++m)
-      rank += list[m] > a;
-    if (rank == k - 1) slot = a;
+    if (rank_in(list, n, a) == k - 1) slot = a;
   }
   __syncthreads();
   const uint64_t kth = slot;

@@ -14,6 +14,8 @@
 // included. The value 0 is never a composite (it would need index 2^32 - 1) and marks empty slots.
 #pragma once
 
+#include "topk.h"
+
 #include "common/block_reduce.cuh"
 #include "common/errors.hpp"
 
@@ -201,6 +203,13 @@ inline void check_problem(const char* who, const void* x, int64_t M, int64_t N, 
     fail("k = " + std::to_string(k) + " exceeds this version's limit of " +
          std::to_string(k_limit));
   if (M > 0 && (x == nullptr || indices == nullptr)) fail("x and indices must not be null");
+}
+
+// Blocks per row for a split: 0 (split_chunks decides) to kMaxChunks.
+inline void check_chunks(const char* who, int chunks) {
+  if (chunks < 0 || chunks > kMaxChunks)
+    common::throw_bad_argument(who, "chunks must be in [0, " + std::to_string(kMaxChunks) +
+                                        "], got " + std::to_string(chunks));
 }
 
 }  // namespace topk

@@ -52,8 +52,7 @@ int split_chunks(int64_t M, int64_t N) {
 }
 
 size_t workspace_bytes(int64_t M, int64_t N, int k, int chunks) {
-  CHECK_ARG(chunks >= 0 && chunks <= kMaxChunks,
-            "chunks must be in [0, " << kMaxChunks << "], got " << chunks);
+  check_chunks(__func__, chunks);
   if (chunks == 0) chunks = split_chunks(M, N);
   return detail::split_workspace_bytes(M, k, chunks);
 }
