@@ -5,7 +5,8 @@
 //      (16-byte loads). One comparison per 16-byte pack (its largest element against the
 //      threshold's value) rejects almost every element; a warp in which some lane might pass
 //      builds composites and appends those >= the threshold to a candidate buffer in shared
-//      memory. The first threshold comes from the first tile (CandidateFilter::seed); when the
+//      memory. The first threshold comes from a sample of the chunk (CandidateFilter::seed,
+//      seed_sample.h: safe for short chunks, a checked guess for long ones); when the
 //      buffer passes max(2k, 256) candidates, the block radix selects the k best on chip
 //      (radix_select.cuh), drops the rest and raises the threshold to the k-th best: afterwards an
 //      element survives only when it beats the k-th best seen so far, about k / s of them after s
@@ -24,6 +25,7 @@
 //      to give their probabilities. The row is read once; the softmax is never stored.
 #include "radix_select.cuh"
 #include "rank_select.cuh"
+#include "seed_sample.h"
 #include "topk.h"
 #include "topk_keys.cuh"
 
@@ -42,32 +44,36 @@ namespace {
 using common::MaxSum;
 using common::MaxSumMerge;
 
-// 128 threads and a small buffer let 8 blocks share an SM, so 1024 rows run in one wave on a
-// 132-SM GPU (64 registers per thread at most). 16 elements per thread per tile; the next
-// tile's loads are issued before the current one is filtered (64 bytes per thread for fp32).
-constexpr int kFilterThreads = 128;
-constexpr int kBlocksPerSM = 8;
-constexpr int kElementsPerThread = 16;
-constexpr int kTile = kFilterThreads * kElementsPerThread;
+// 128 threads (kFilterThreads, seed_sample.h) and a small buffer let 8 blocks share an SM, so
+// 1024 rows run in one wave on a 132-SM GPU (64 registers per thread at most). 16 elements per
+// thread per tile; the next tile's loads are issued before the current one is filtered (64 bytes
+// per thread for fp32).
 
 // Candidates at which a block with a small k compacts its buffer (CandidateFilter::end_tile).
 constexpr int kEarlyCompaction = 256;
 
 // Buffer sizes: the buffer must hold the k kept after a compaction plus one whole tile.
-template <int kMaxKOfConfig, int kCapacityOfConfig>
+// kReservePerPack: how a warp appends the elements of a pack that pass (stream_elements).
+// kBlocksPerSM: how many blocks the shared memory of an H100/H200 SM (228 KB) holds, which sets
+// the registers a thread may have (__launch_bounds__): 64 for 8 blocks, 96 for 5.
+template <int kMaxKOfConfig, int kCapacityOfConfig, bool kReservePerPackOfConfig,
+          int kBlocksPerSMOfConfig>
 struct FilterConfig {
   static constexpr int kMaxK = kMaxKOfConfig;
   static constexpr int kCapacity = kCapacityOfConfig;
+  static constexpr bool kReservePerPack = kReservePerPackOfConfig;
+  static constexpr int kBlocksPerSM = kBlocksPerSMOfConfig;
   static_assert(kCapacity - kTile >= kMaxK, "a compaction must leave room for a tile");
   static constexpr size_t kSharedBytes = (kCapacity + kMaxK) * sizeof(uint64_t);
 };
-using SmallK = FilterConfig<128, 3072>;
-using LargeK = FilterConfig<kMaxK, 4096>;
+using SmallK = FilterConfig<128, 3072, false, 8>;
+using LargeK = FilterConfig<kMaxK, 4096, true, 5>;
 
 // The candidate buffer and its running threshold, shared by a block.
 template <typename T, class Config>
 struct CandidateFilter {
   static constexpr int kKeyBits = KeyTraits<T>::kBits;
+  static constexpr bool kReservePerPack = Config::kReservePerPack;
   uint64_t* buffer;   // [Config::kCapacity], shared
   uint64_t* winners;  // [Config::kMaxK], shared
   int* count;         // shared
@@ -82,6 +88,15 @@ struct CandidateFilter {
   __device__ __forceinline__ void offer(bool valid, uint64_t c) {
     const int end = warp_append(buffer, count, valid && c >= threshold, c);
     if (end >= 0) seen_end = end;
+  }
+
+  // A thread's own n > 0 slots, with an atomic of its own: when a few lanes of a warp append
+  // together, the hardware serializes their atomics on the count, which costs less than a
+  // warp-wide scan of the lanes' counts. Returns the first slot.
+  __device__ __forceinline__ int append_slots(int n) {
+    const int first = atomicAdd(count, n);
+    seen_end = first + n;
+    return first;
   }
 
   // For a round of the merge: every lane of a warp calls reserve together with the number of
@@ -126,9 +141,11 @@ struct CandidateFilter {
       compact();
       n = k;
     }
-    if (n > kRankLimit) {
-      block_sort_descending(buffer, n);
-      return n;
+    if constexpr (Config::kMaxK > kRankLimit) {  // small k never gets here: n <= k
+      if (n > kRankLimit) {
+        block_sort_descending<kFilterThreads>(buffer, n);
+        return n;
+      }
     }
     scatter_by_rank(buffer, n, k, winners);
     n = min(n, k);
@@ -139,13 +156,15 @@ struct CandidateFilter {
     return n;
   }
 
-  // The first threshold, before the first tile is offered: the k-th largest of the threads'
-  // best elements of that tile. Those k elements are distinct and all at least that large, so the
-  // row's k-th best is too, and no element of the answer is filtered out. Without it the first
-  // tile would pass whole and be compacted: a radix select over 2048 candidates instead of a
-  // count among 128. Needs k < kFilterThreads; the region at the buffer's end is unused until then.
-  __device__ void seed(uint64_t thread_best) {
-    if (k >= kFilterThreads) return;
+  // The first threshold, before the first tile is offered: the r-th largest of the threads'
+  // best elements of a sample (seed_sample.h). With r = k it is safe: those k elements are
+  // distinct and all at least that large, so the chunk's k-th best is too, and no element of the
+  // answer is filtered out. With r < k it is a guess, which seed_held checks at the end. Without
+  // a seed the first tile would pass whole and be compacted: a radix select over 2048
+  // candidates instead of a count among 128. Needs r <= kFilterThreads; the region at the
+  // buffer's end is unused until then.
+  __device__ void seed(uint64_t thread_best, int r) {
+    if (r > kFilterThreads) return;
     uint64_t* seeds = buffer + Config::kCapacity - kFilterThreads;
     seeds[threadIdx.x] = thread_best;
     // kth_largest (rank_select.cuh) with each thread's candidate in a register: the general
@@ -153,10 +172,17 @@ struct CandidateFilter {
     if (threadIdx.x == 0) scratch->kth = kEmptySlot;
     __syncthreads();
     const int rank = rank_in(seeds, kFilterThreads, thread_best);
-    if (thread_best != kEmptySlot && rank == k - 1) scratch->kth = thread_best;
+    if (thread_best != kEmptySlot && rank == r - 1) scratch->kth = thread_best;
     __syncthreads();
     const uint64_t t = scratch->kth;
     if (t > threshold) raise(t);
+  }
+
+  // After a chunk of `length` elements: whether the buffer holds min(k, length) candidates. It
+  // always does unless the seed was a guess above the chunk's k-th best.
+  __device__ bool seed_held(int64_t length) {
+    __syncthreads();
+    return *count >= min(static_cast<int64_t>(k), length);
   }
 
   // Empties the buffer; `start` is a threshold known to be <= the k-th best of what follows.
@@ -256,10 +282,13 @@ __device__ __forceinline__ float log_sum_exp(MaxSum s) {
 
 // Streams row[begin, end) through the filter. Pointers may be unaligned: the elements before the
 // first 16-byte boundary (the head) and after the last (the tail), fewer than 2 * kVec, are
-// offered first, one element per thread; the body uses 16-byte streaming loads.
+// offered first, one element per thread; the body uses 16-byte streaming loads. The seed is the
+// seed_rank-th best of the threads' samples (seed_sample.h); below k it is a guess, from a sample
+// spread over the chunk.
 template <typename T, bool kSoftmax, class Filter>
 __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int64_t end,
-                                                float scale, Filter& filter, MaxSum& state) {
+                                                float scale, int seed_rank, Filter& filter,
+                                                MaxSum& state) {
   using Vec = RawPack<T>;
   constexpr int kVec = Vec::kSize;
   constexpr int kPacks = kElementsPerThread / kVec;
@@ -279,6 +308,10 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
       if (p < num_packs) next[j].words = __ldcs(reinterpret_cast<const uint4*>(aligned + p * kVec));
     }
   };
+  // A guess takes its sample from 128 runs of 16 elements spread over the chunk, loaded into the
+  // registers of the first tile, which follows once the seed is set. The safe seed comes from
+  // the first tile, which costs no extra loads (seed_sample.h).
+  const bool spread = seed_rank < filter.k;
   {  // the head and tail; their loads and the first tile's travel together
     const int t = threadIdx.x;
     int64_t i = -1;
@@ -288,7 +321,14 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
       i = tail_start + t - kVec;
     const bool valid = i >= 0;
     const T v = valid ? base[i] : T{};
-    load_tile(0);
+    if (spread) {
+#pragma unroll
+      for (int j = 0; j < kPacks; ++j)
+        next[j].words =
+            __ldcs(reinterpret_cast<const uint4*>(aligned + sample_pack(t, j, num_packs) * kVec));
+    } else {
+      load_tile(0);
+    }
     // No end_tile: the buffer holds these few composites and a whole tile.
     filter.offer(valid, composite(order_key(v), static_cast<uint32_t>(begin + i)));
     if constexpr (kSoftmax) {
@@ -296,18 +336,21 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
       state = accumulate_softmax(state, y);
     }
   }
-  {  // the first threshold, from the first tile (CandidateFilter::seed)
+  {  // the first threshold (CandidateFilter::seed): each thread's best of its sample
     uint64_t best = kEmptySlot;
 #pragma unroll
     for (int j = 0; j < kPacks; ++j) {
-      const int64_t p = j * kFilterThreads + threadIdx.x;
+      const int64_t p = spread ? sample_pack(threadIdx.x, j, num_packs)
+                               : int64_t{j} * kFilterThreads + threadIdx.x;
+      const Vec pack = next[j];
       const uint32_t pack_index = static_cast<uint32_t>(first_index + p * kVec);
 #pragma unroll
       for (int e = 0; e < kVec; ++e)
-        if (p < num_packs) best = MaxComposite{}(best, composite(next[j].key(e), pack_index + e));
+        if (p < num_packs) best = MaxComposite{}(best, composite(pack.key(e), pack_index + e));
     }
-    filter.seed(best);
+    filter.seed(best, seed_rank);
   }
+  if (spread) load_tile(0);
   for (int64_t p0 = 0; p0 < num_packs; p0 += kStep) {
     Vec packs[kPacks];
 #pragma unroll
@@ -343,11 +386,32 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
         if (!__any_sync(common::kFullWarpMask, pack_passes[j])) continue;
         const uint32_t pack_index =
             static_cast<uint32_t>(first_index + (p0 + j * kFilterThreads + threadIdx.x) * kVec);
+        if constexpr (Filter::kReservePerPack) {
+          // Large k: a threshold near the k-th best lets through about k / n of the elements,
+          // so many packs hold one. Each lane that keeps some of its pack's elements reserves
+          // their slots with one atomic, instead of a warp vote and an atomic per element. Small k
+          // keeps the per-element votes: there this code in the loop made the common cases slower.
+          // The value test alone decides: an element tied with the threshold's value but below
+          // it by index is kept too, which is harmless (compactions select by composite) and
+          // rare, and saves building every composite twice.
+          uint32_t keep = 0;
 #pragma unroll
-        for (int e = 0; e < kVec; ++e) {
-          const bool passes = pack_passes[j] && !(packs[j].value(e) < filter.threshold_value);
-          if (__any_sync(common::kFullWarpMask, passes))
-            filter.offer(passes, composite(packs[j].key(e), pack_index + e));
+          for (int e = 0; e < kVec; ++e)
+            if (pack_passes[j] && !(packs[j].value(e) < filter.threshold_value)) keep |= 1u << e;
+          if (keep != 0) {
+            int slot = filter.append_slots(__popc(keep));
+#pragma unroll
+            for (int e = 0; e < kVec; ++e)
+              if (keep & (1u << e))
+                filter.buffer[slot++] = composite(packs[j].key(e), pack_index + e);
+          }
+        } else {
+#pragma unroll
+          for (int e = 0; e < kVec; ++e) {
+            const bool passes = pack_passes[j] && !(packs[j].value(e) < filter.threshold_value);
+            if (__any_sync(common::kFullWarpMask, passes))
+              filter.offer(passes, composite(packs[j].key(e), pack_index + e));
+          }
         }
       }
     }
@@ -408,10 +472,65 @@ __device__ void merge_lists(const uint64_t* lists, int chunks, int k, Filter& fi
   }
 }
 
+// The rare second reading of a chunk whose guessed seed was above its k-th best: every element
+// is offered again, with no threshold until the buffer is compacted. Plain loads, four per thread
+// in flight, and few registers, so that this path costs the streaming loop none. The softmax
+// state needs no second reading: it never depended on the threshold.
+template <typename T, class Filter>
+__device__ void offer_again(const T* row, int64_t begin, int64_t end, Filter& filter) {
+  constexpr int kInFlight = 4;
+  __syncthreads();  // every thread has read the count (seed_held) before reset clears it
+  filter.reset(kEmptySlot);
+  for (int64_t first = begin; first < end; first += kInFlight * kFilterThreads) {
+    T v[kInFlight];
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const int64_t i = first + u * kFilterThreads + threadIdx.x;
+      v[u] = i < end ? row[i] : T{};
+    }
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const int64_t i = first + u * kFilterThreads + threadIdx.x;
+      filter.offer(i < end, composite(order_key(v[u]), static_cast<uint32_t>(i)));
+    }
+    filter.end_tile();
+  }
+}
+
+// Elements per chunk when a row is split into `chunks` (all of it for one chunk); multiples of 64
+// keep every chunk's body 16-byte aligned when the row is. The last chunk may be shorter, or empty.
+__host__ __device__ inline int64_t chunk_length(int64_t N, int chunks) {
+  const int64_t length = ((N + chunks - 1) / chunks + 63) / 64 * 64;
+  return length < N ? length : N;
+}
+
+// This block's row. Read with asm volatile, which the compiler may not merge with an earlier read:
+// a second call after the streaming loop recomputes the address instead of keeping it in
+// registers through the loop, which has none to spare (chunk_range does the same).
+template <typename T>
+__device__ __forceinline__ const T* row_of(const T* x, int64_t N) {
+  unsigned row;
+  asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(row));
+  return x + int64_t{row} * N;
+}
+
+// This block's chunk of its row, [begin, end), from the launch geometry.
+struct ChunkRange {
+  int64_t begin, end;
+};
+__device__ __forceinline__ ChunkRange chunk_range(int64_t N) {
+  unsigned chunk, chunks;  // read as in row_of
+  asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(chunk));
+  asm volatile("mov.u32 %0, %%nctaid.y;" : "=r"(chunks));
+  const int64_t length = chunk_length(N, static_cast<int>(chunks));
+  const int64_t begin = chunk * length < N ? chunk * length : N;
+  return {begin, begin + length < N ? begin + length : N};
+}
+
 template <typename T, class Config, bool kSoftmax>
-__global__ void __launch_bounds__(kFilterThreads, kBlocksPerSM)
-    filter_topk_kernel(const T* x, int64_t N, int k, float scale, T* values, int64_t* indices,
-                       float* probs, float* lse, SplitWorkspace ws) {
+__global__ void __launch_bounds__(kFilterThreads, Config::kBlocksPerSM)
+    filter_topk_kernel(const T* x, int64_t N, int k, int guess_rank, float scale, T* values,
+                       int64_t* indices, float* probs, float* lse, SplitWorkspace ws) {
   extern __shared__ uint64_t shared_slots[];
   __shared__ SelectScratch scratch;
   __shared__ int count;
@@ -419,20 +538,27 @@ __global__ void __launch_bounds__(kFilterThreads, kBlocksPerSM)
   const int64_t row_id = blockIdx.x;
   const int chunk = blockIdx.y;
   const int chunks = gridDim.y;
-  const T* row = x + row_id * N;
-
-  // Chunk boundaries on multiples of 64 elements keep every chunk's body 16-byte aligned when
-  // the row is.
-  const int64_t chunk_length = ((N + chunks - 1) / chunks + 63) / 64 * 64;
-  const int64_t begin = chunk * chunk_length < N ? chunk * chunk_length : N;
-  const int64_t end = begin + chunk_length < N ? begin + chunk_length : N;
+  const T* row = row_of(x, N);
 
   CandidateFilter<T, Config> filter{shared_slots, shared_slots + Config::kCapacity, &count,
                                     &scratch, k};
   if (threadIdx.x == 0) count = 0;
   __syncthreads();
   MaxSum state{-INFINITY, 0.0f};
-  stream_elements<T, kSoftmax>(row, begin, end, scale, filter, state);
+  {
+    // guess_rank was chosen for a whole chunk; a shorter last chunk takes the safe seed.
+    const ChunkRange range = chunk_range(N);
+    const bool whole = range.end - range.begin == chunk_length(N, chunks);
+    stream_elements<T, kSoftmax>(row, range.begin, range.end, scale, whole ? guess_rank : k, filter,
+                                 state);
+  }
+  {
+    // A guess above the chunk's k-th best (seed_sample.h: less than once in a million chunks of
+    // random data, more often on rows made to mislead the sample) is noticed here.
+    const ChunkRange range = chunk_range(N);
+    if (!filter.seed_held(range.end - range.begin))
+      offer_again(row, range.begin, range.end, filter);
+  }
   int n = filter.finish();
   if constexpr (kSoftmax)
     state = common::block_reduce(state, MaxSumMerge{}, MaxSum{-INFINITY, 0.0f});
@@ -455,11 +581,13 @@ __global__ void __launch_bounds__(kFilterThreads, kBlocksPerSM)
     //   4. Thread 0 sets ws.counters[row_id] back to 0 for the next launch.
     // BEGIN TODO 4
     (void)ws;
+    (void)chunk;
     (void)last_block;
     return;
     // END TODO 4
   }
 
+  row = row_of(x, N);  // again, for the values of the winners
   for (int j = threadIdx.x; j < n; j += kFilterThreads) {
     const uint64_t c = filter.buffer[j];
     const int64_t slot = row_id * k + j;
@@ -490,9 +618,11 @@ void launch_filter(const T* x, int64_t M, int64_t N, int k, int chunks, float sc
   (void)attribute_set;
   const SplitWorkspace ws = chunks > 1 ? split_workspace(workspace, M, k, chunks)
                                        : SplitWorkspace{nullptr, nullptr, nullptr};
+  const int64_t length = chunk_length(N, chunks);
+  const int guess_rank = seed_rank(k, length, length >= kSpreadSampleMin);
   const dim3 grid(static_cast<unsigned>(M), static_cast<unsigned>(chunks));
-  kernel<<<grid, kFilterThreads, Config::kSharedBytes, stream>>>(x, N, k, scale, values, indices,
-                                                                 probs, lse, ws);
+  kernel<<<grid, kFilterThreads, Config::kSharedBytes, stream>>>(x, N, k, guess_rank, scale, values,
+                                                                 indices, probs, lse, ws);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -1,9 +1,11 @@
 // CPU-only tests of the reference: the order rules on hand-made rows.
 #include "cpu_ref.h"
+#include "seed_sample.h"
 
 #include "common/catch_compat.hpp"
 #include "common/dtype.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -61,4 +63,39 @@ TEST_CASE("cpu_ref::softmax_topk's special rows", "[cpu]") {
       REQUIRE(std::isnan(r.lse[0]));
     }
   }
+}
+
+// The guessed seed (seed_sample.h) under its model, a row in random order: X, the number of the
+// 128 thread bests (each the best of 16 elements) above the k-th best of n, is binomial(128, p)
+// with p = 1 - (1 - k/n)^16, and the guess of rank r is too high exactly when X >= r. The tail
+// is summed here exactly, in double, for every k and the row lengths.
+TEST_CASE("seed_rank: a guessed seed is too high less than once in a million chunks", "[cpu]") {
+  using topk::detail::kElementsPerThread;
+  using topk::detail::kFilterThreads;
+  auto tail = [](double p, int r) {  // P(X >= r)
+    double sum = 0;
+    for (int x = r; x <= kFilterThreads; ++x)
+      sum += std::exp(std::lgamma(kFilterThreads + 1.0) - std::lgamma(x + 1.0) -
+                      std::lgamma(kFilterThreads - x + 1.0) + x * std::log(p) +
+                      (kFilterThreads - x) * std::log1p(-p));
+    return sum;
+  };
+  double worst = 0;
+  for (int64_t n : {16384, 32000, 50257, 65536, 128256, 151936, 256000, 1 << 20, 1 << 24}) {
+    for (int k = 1; k <= 1024; ++k) {
+      const int r = topk::detail::seed_rank(k, n, true);
+      INFO("n=" << n << " k=" << k << " r=" << r);
+      REQUIRE(r >= 1);
+      REQUIRE(r <= k);
+      REQUIRE(topk::detail::seed_rank(k, n, false) == k);
+      if (r == k || r > kFilterThreads) continue;  // the safe seed, or none
+      const double p = 1.0 - std::pow(1.0 - static_cast<double>(k) / n, kElementsPerThread);
+      worst = std::max(worst, tail(p, r));
+      REQUIRE(tail(p, r) < 1e-6);
+    }
+  }
+  INFO("worst tail " << worst);
+  REQUIRE(worst > 0);  // some guesses were made
+  // What the guess buys at the benchmark's largest k: the 37th of 128 instead of no seed at all.
+  REQUIRE(topk::detail::seed_rank(1024, 128256, true) <= 40);
 }

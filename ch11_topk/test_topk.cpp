@@ -2,6 +2,7 @@
 // and against the solution. One TEST_CASE per TODO; each names the TODO to fill.
 #include "check.h"
 #include "cub_topk.h"
+#include "seed_sample.h"
 #include "topk.h"
 
 #include "common/catch_compat.hpp"
@@ -233,6 +234,45 @@ TEST_CASE("version 3: radix select behind a threshold filter", "[ch11_topk][radi
   RUN_ALL_TYPES(cases, radix_select_for);
 }
 
+namespace {
+
+// Rows made to mislead the sampled seed (seed_sample.h): normal values, and 1e4 at the first
+// element of every run the sampler reads, in each of `chunks` equal chunks. All 128 thread bests
+// of a chunk are then 1e4, the guessed seed is the r-th of them, and only r < k elements pass
+// it: the filter must notice and offer the chunk again. For N a multiple of 1024 * chunks the
+// runs start at the same elements for every element type.
+std::vector<float> baited_rows(int64_t M, int64_t N, int chunks, uint64_t seed) {
+  std::vector<float> x = common::gen::normal(static_cast<size_t>(M * N), seed);
+  const int64_t chunk = N / chunks;
+  for (int64_t r = 0; r < M; ++r)
+    for (int c = 0; c < chunks; ++c)
+      for (int t = 0; t < topk::detail::kFilterThreads; ++t)
+        for (int vec : {4, 8})
+          x[static_cast<size_t>(r * N + c * chunk +
+                                topk::detail::sample_pack(t, 0, chunk / vec) * vec)] = 1e4f;
+  return x;
+}
+
+template <typename T>
+void check_baited(int64_t M, int64_t N, int k, int chunks) {
+  INFO(common::DType<T>::name << " M=" << M << " N=" << N << " k=" << k << " chunks=" << chunks);
+  REQUIRE(N % (1024 * chunks) == 0);
+  REQUIRE(topk::detail::seed_rank(k, N / chunks, true) < k);  // the seed is a guess
+  const std::vector<T> x = common::convert<T>(baited_rows(M, N, chunks, 4242 + k));
+  REQUIRE_CHECK(topk_check::check_topk(split_launcher<T>(chunks), x, M, N, k));
+}
+
+}  // namespace
+
+TEST_CASE("version 3: a sample that misleads the seed", "[ch11_topk][radix_select]") {
+  INFO("fill TODO 3 in ch11_topk/radix_select.cuh");
+  for (auto [N, k] : {std::pair<int64_t, int>{32768, 256}, {131072, 50}, {65536, 1024}}) {
+    check_baited<float>(3, N, k, 1);
+    check_baited<__half>(3, N, k, 1);
+    check_baited<__nv_bfloat16>(3, N, k, 1);
+  }
+}
+
 TEST_CASE("version 4: rows split across blocks", "[ch11_topk][split_row]") {
   INFO("fill TODO 4 in ch11_topk/filter_topk.cu (it needs TODO 3)");
   const std::vector<Case> cases = {{1, 128256, 50, Data::Logits, 0, 16},
@@ -252,6 +292,8 @@ TEST_CASE("version 4: rows split across blocks", "[ch11_topk][split_row]") {
                                    {1, 256000, 50, Data::Logits, 0, 200},
                                    {2, 200000, 1024, Data::Ties, 0, 150}};
   RUN_ALL_TYPES(cases, split_for);
+  check_baited<float>(2, 65536, 300, 2);  // every chunk's guess misled
+  check_baited<__nv_bfloat16>(2, 65536, 300, 2);
 
   // The workspace is zero-filled once; every launch must hand its counters back at zero, or the
   // next launch merges too early. Here the checked launch is the third on the same workspace.
@@ -320,6 +362,15 @@ TEST_CASE("version 5: fused softmax + top-k", "[ch11_topk][softmax_topk]") {
   run_softmax_cases<float>(cases);
   run_softmax_cases<__half>(cases);
   run_softmax_cases<__nv_bfloat16>(cases);
+
+  INFO("a sample that misleads the seed: the chunk is offered again, its softmax sum is kept");
+  auto launch = [](const float* in, int64_t M, int64_t N, int k, float temperature,
+                   int64_t* indices, float* probs, float* lse, cudaStream_t stream) {
+    void* ws = topk_check::workspace(topk::workspace_bytes(M, N, k, 1));
+    topk::softmax_topk(in, M, N, k, temperature, 1, indices, probs, lse, ws, stream);
+  };
+  REQUIRE_CHECK(topk_check::check_softmax_topk<float>(launch, baited_rows(3, 32768, 1, 99), 3,
+                                                      32768, 256, 1.0f, true, 0));
 }
 
 TEST_CASE("version 6: the dispatcher", "[ch11_topk][dispatch]") {

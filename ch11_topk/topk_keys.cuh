@@ -144,31 +144,69 @@ __device__ __forceinline__ Reservation warp_reserve(int* count, int n) {
   return {base + inclusive - n, base + total};
 }
 
-// Sorts a[0, n) descending in place; n <= capacity, and a[n, pow2ceil(n)) may be overwritten
-// with empty slots. Bitonic: log2(P)*(log2(P)+1)/2 barrier-separated stages of P/2 independent
-// compare-exchanges, every thread of the block taking part.
-__device__ inline void block_sort_descending(uint64_t* a, int n) {
-  int padded = 1;
-  while (padded < n)
-    padded *= 2;
-  for (int i = n + static_cast<int>(threadIdx.x); i < padded; i += blockDim.x)
-    a[i] = kEmptySlot;
-  __syncthreads();
-  for (int size = 2; size <= padded; size *= 2) {
+// Sorts a[0, n) descending in place, n <= kSortMax, with a block of kThreads threads (every
+// thread calls it, after a barrier that made a[0, n) visible). Bitonic, on 1024 slots padded
+// with empty ones, but held in registers: thread t of warp w keeps slots w * kSpan + 8t ... + 7,
+// so a compare-exchange at distance d < 8 stays inside a thread, d < kSpan is a warp shuffle, and
+// only the distances of kSpan and more (3 of the 55 stages for 128 threads) go through shared
+// memory. The same sort with every stage in shared memory moved 16 to 32 KiB per stage and
+// block, and the shared-memory bandwidth of an SM, not the barriers, was what it waited for.
+constexpr int kSortMax = 1024;
+template <int kThreads>
+__device__ void block_sort_descending(uint64_t* a, int n) {
+  constexpr int kPerThread = kSortMax / kThreads;
+  constexpr int kSpan = kPerThread * common::kWarpSize;  // the slots of one warp
+  static_assert(kPerThread * kThreads == kSortMax && kPerThread >= 1, "1024 slots in all");
+  const int first =
+      threadIdx.x / common::kWarpSize * kSpan + threadIdx.x % common::kWarpSize * kPerThread;
+  uint64_t v[kPerThread];
+#pragma unroll
+  for (int r = 0; r < kPerThread; ++r)
+    v[r] = first + r < n ? a[first + r] : kEmptySlot;
+  // Slot i keeps the larger of itself and its partner i ^ stride when it is the lower of the two
+  // in a descending run ((i & size) == 0), or the upper in an ascending one.
+  auto keep = [](uint64_t mine, uint64_t other, bool larger) {
+    return (mine > other) == larger ? mine : other;
+  };
+#pragma unroll
+  for (int size = 2; size <= kSortMax; size *= 2) {
+#pragma unroll
     for (int stride = size / 2; stride > 0; stride /= 2) {
-      for (int i = threadIdx.x; i < padded / 2; i += blockDim.x) {
-        const int lo = 2 * stride * (i / stride) + i % stride;
-        const int hi = lo + stride;
-        const bool descending = (lo & size) == 0;
-        const uint64_t x = a[lo], y = a[hi];
-        if ((x < y) == descending) {
-          a[lo] = y;
-          a[hi] = x;
+      if (stride >= kSpan) {  // across warps
+        __syncthreads();      // every thread has read the previous stage's slots
+#pragma unroll
+        for (int r = 0; r < kPerThread; ++r)
+          a[first + r] = v[r];
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < kPerThread; ++r) {
+          const int i = first + r;
+          v[r] = keep(v[r], a[i ^ stride], ((i & size) == 0) == ((i & stride) == 0));
+        }
+      } else if (stride >= kPerThread) {  // across the lanes of a warp
+#pragma unroll
+        for (int r = 0; r < kPerThread; ++r) {
+          const int i = first + r;
+          const uint64_t other = __shfl_xor_sync(common::kFullWarpMask, v[r], stride / kPerThread);
+          v[r] = keep(v[r], other, ((i & size) == 0) == ((i & stride) == 0));
+        }
+      } else {  // inside the thread: slots r and r + stride
+#pragma unroll
+        for (int r = 0; r < kPerThread; ++r) {
+          if (r & stride) continue;
+          const bool descending = ((first + r) & size) == 0;
+          const uint64_t x = v[r], y = v[r + stride];
+          v[r] = keep(x, y, descending);
+          v[r + stride] = keep(x, y, !descending);
         }
       }
-      __syncthreads();
     }
   }
+  __syncthreads();
+#pragma unroll
+  for (int r = 0; r < kPerThread; ++r)
+    if (first + r < n) a[first + r] = v[r];
+  __syncthreads();
 }
 
 // Writes one output slot from its composite: the value is read back from the input, so NaN
