@@ -552,9 +552,10 @@ __global__ void __launch_bounds__(kFilterThreads, Config::kBlocksPerSM)
     stream_elements<T, kSoftmax>(row, range.begin, range.end, scale, whole ? guess_rank : k, filter,
                                  state);
   }
-  {
+  if (guess_rank < k) {
     // A guess above the chunk's k-th best (seed_sample.h: less than once in a million chunks of
-    // random data, more often on rows made to mislead the sample) is noticed here.
+    // random data, more often on rows made to mislead the sample) is noticed here. Launches
+    // that never guess skip the check and its barrier.
     const ChunkRange range = chunk_range(N);
     if (!filter.seed_held(range.end - range.begin))
       offer_again(row, range.begin, range.end, filter);
