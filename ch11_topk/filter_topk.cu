@@ -44,10 +44,10 @@ namespace {
 using common::MaxSum;
 using common::MaxSumMerge;
 
-// 128 threads (kFilterThreads, seed_sample.h) and a small buffer let 8 blocks share an SM, so
-// 1024 rows run in one wave on a 132-SM GPU (64 registers per thread at most). 16 elements per
-// thread per tile; the next tile's loads are issued before the current one is filtered (64 bytes
-// per thread for fp32).
+// 128 threads (kFilterThreads, seed_sample.h) and, for k <= 128, a small buffer let 8 blocks share
+// an SM, so 1024 rows run in one wave on a 132-SM GPU (64 registers per thread at most; larger k
+// fits 5 blocks, see LargeK). 16 elements per thread per tile; the next tile's loads are issued
+// before the current one is filtered (64 bytes per thread for fp32).
 
 // Candidates at which a block with a small k compacts its buffer (CandidateFilter::end_tile).
 constexpr int kEarlyCompaction = 256;
@@ -312,7 +312,11 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
   // registers of the first tile, which follows once the seed is set. The safe seed comes from
   // the first tile, which costs no extra loads (seed_sample.h).
   const bool spread = seed_rank < filter.k;
-  {  // the head and tail; their loads and the first tile's travel together
+  // The head and tail: their loads travel with the first tile's (or the sample's), but they are
+  // offered after the seed, so that every candidate counted by seed_held passed it.
+  uint64_t edge = kEmptySlot;
+  bool edge_valid = false;
+  {
     const int t = threadIdx.x;
     int64_t i = -1;
     if (t < head)
@@ -329,8 +333,8 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
     } else {
       load_tile(0);
     }
-    // No end_tile: the buffer holds these few composites and a whole tile.
-    filter.offer(valid, composite(order_key(v), static_cast<uint32_t>(begin + i)));
+    edge = composite(order_key(v), static_cast<uint32_t>(begin + i));
+    edge_valid = valid;
     if constexpr (kSoftmax) {
       const float y[1] = {valid ? KeyTraits<T>::to_float(v) * scale : -INFINITY};
       state = accumulate_softmax(state, y);
@@ -350,6 +354,8 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
     }
     filter.seed(best, seed_rank);
   }
+  // No end_tile: the buffer holds these few composites and a whole tile.
+  filter.offer(edge_valid, edge);
   if (spread) load_tile(0);
   for (int64_t p0 = 0; p0 < num_packs; p0 += kStep) {
     Vec packs[kPacks];

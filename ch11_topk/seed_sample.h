@@ -15,7 +15,9 @@
 // Only chunks of at least kSpreadSampleMin elements guess, and they sample 128 runs of 16
 // elements spread over the whole chunk: logits are not in random order (token ids group by
 // kind), and a sample from the chunk's start would describe only its start. Shorter chunks take
-// the safe seed from their first tile, which is loaded anyway.
+// the safe seed from their first tile, which is loaded anyway (for k <= 128; with larger k they
+// have no seed). The elements of a chunk before its first and after its last 16-byte boundary
+// are offered after the seed, so that every candidate counted by the check has passed it.
 #pragma once
 
 #include <cmath>

@@ -96,6 +96,6 @@ TEST_CASE("seed_rank: a guessed seed is too high less than once in a million chu
   }
   INFO("worst tail " << worst);
   REQUIRE(worst > 0);  // some guesses were made
-  // What the guess buys at the benchmark's largest k: the 37th of 128 instead of no seed at all.
+  // What the guess buys at the benchmark's largest k: the 38th of 128 instead of no seed at all.
   REQUIRE(topk::detail::seed_rank(1024, 128256, true) <= 40);
 }

@@ -238,9 +238,9 @@ namespace {
 
 // Rows made to mislead the sampled seed (seed_sample.h): normal values, and 1e4 at the first
 // element of every run the sampler reads, in each of `chunks` equal chunks. All 128 thread bests
-// of a chunk are then 1e4, the guessed seed is the r-th of them, and only r < k elements pass
-// it: the filter must notice and offer the chunk again. For N a multiple of 1024 * chunks the
-// runs start at the same elements for every element type.
+// of a chunk are then 1e4, the guessed seed is the r-th of them, and at most the 128 baits
+// (fewer than k) pass it: the filter must notice and offer the chunk again. For N a multiple of
+// 1024 * chunks the runs start at the same elements for every element type.
 std::vector<float> baited_rows(int64_t M, int64_t N, int chunks, uint64_t seed) {
   std::vector<float> x = common::gen::normal(static_cast<size_t>(M * N), seed);
   const int64_t chunk = N / chunks;
@@ -264,12 +264,46 @@ void check_baited(int64_t M, int64_t N, int k, int chunks) {
 
 }  // namespace
 
+// Rows whose guess is too high by exactly one candidate, in rows that do not start or end on a
+// 16-byte boundary (N = 1 mod 8). Each of the sampler's runs starts with a bait of its own value,
+// 8192 + 64 t (exact and distinct in bf16 too), so the seed is the r-th largest bait and exactly
+// r baits pass it; k - r - 1 values of 3e4 sit outside the runs. k - 1 elements pass the seed:
+// the chunk must be offered again. The elements before the first and after the last 16-byte
+// boundary must not count as having passed it, or the check is fooled.
+template <typename T>
+void check_baited_unaligned(int k) {
+  constexpr int64_t M = 2, N = 131073;
+  constexpr int kVec = 16 / static_cast<int>(sizeof(T));
+  constexpr int kRuns = topk::detail::kFilterThreads;
+  const int r = topk::detail::seed_rank(k, N, true);
+  INFO(common::DType<T>::name << " unaligned rows, M=" << M << " N=" << N << " k=" << k
+                              << " guess r=" << r);
+  REQUIRE(r < k);
+  std::vector<float> x = common::gen::normal(static_cast<size_t>(M * N), 4343 + k);
+  for (int64_t row = 0; row < M; ++row) {
+    const int64_t head = (kVec - (row * N) % kVec) % kVec;  // the buffer starts 16-byte aligned
+    const int64_t packs = (N - head) / kVec;
+    auto run_start = [&](int t) {
+      return row * N + head + topk::detail::sample_pack(t, 0, packs) * kVec;
+    };
+    for (int t = 0; t < kRuns; ++t)
+      x[static_cast<size_t>(run_start(t))] = 8192.0f + 64.0f * static_cast<float>(t);
+    for (int t = 0; t < k - r - 1; ++t)  // between the runs, which are 1024 elements apart
+      x[static_cast<size_t>(run_start(t % kRuns) + 20 + t / kRuns)] = 3e4f;
+  }
+  REQUIRE_CHECK(topk_check::check_topk(split_launcher<T>(1), common::convert<T>(x), M, N, k));
+}
+
 TEST_CASE("version 3: a sample that misleads the seed", "[ch11_topk][radix_select]") {
   INFO("fill TODO 3 in ch11_topk/radix_select.cuh");
   for (auto [N, k] : {std::pair<int64_t, int>{32768, 256}, {131072, 50}, {65536, 1024}}) {
     check_baited<float>(3, N, k, 1);
     check_baited<__half>(3, N, k, 1);
     check_baited<__nv_bfloat16>(3, N, k, 1);
+  }
+  for (int k : {50, 1024}) {
+    check_baited_unaligned<float>(k);
+    check_baited_unaligned<__nv_bfloat16>(k);
   }
 }
 

@@ -1,6 +1,6 @@
 // What every top-k kernel of the chapter shares: order-preserving keys, the 64-bit composite
-// (key, index) that makes the order total, the bitonic sort of a shared-memory array, the output
-// gather, and the host-side argument checks.
+// (key, index) that makes the order total, the bitonic sort of up to 1024 composites (held in
+// registers), the output gather, and the host-side argument checks.
 //
 // Order-preserving key: an unsigned integer whose unsigned order is the float order. For a
 // non-negative float, setting the sign bit puts it above every negative one; for a negative
@@ -105,8 +105,9 @@ struct MaxComposite {
 
 // Every lane of a warp calls this together; the lanes with `keep` append their c to
 // list[*count, ...) in lane order. One shared atomicAdd per warp reserves the slots of all its
-// lanes (a per-lane atomic on one counter would serialize 32 ways). Returns the list's end after
-// this warp's append, or -1 when no lane appended.
+// lanes: when many lanes append at once, an atomic per lane on one counter would serialize up to
+// 32 ways (the large-k filter, where a few lanes append at a time, uses one per lane). Returns the
+// list's end after this warp's append, or -1 when no lane appended.
 __device__ __forceinline__ int warp_append(uint64_t* list, int* count, bool keep, uint64_t c) {
   const unsigned mask = __ballot_sync(common::kFullWarpMask, keep);
   if (mask == 0) return -1;
