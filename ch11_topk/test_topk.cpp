@@ -224,13 +224,25 @@ TEST_CASE("version 2: warp-level bitonic merging", "[ch11_topk][warp_merge]") {
 TEST_CASE("version 3: radix select behind a threshold filter", "[ch11_topk][radix_select]") {
   INFO("fill TODO 3 in ch11_topk/radix_select.cuh");
   const std::vector<Case> cases = {
-      {1, 1, 1, Data::Logits},        {7, 17, 17, Data::Ties},
-      {7, 1024, 1024, Data::Ties},    {7, 32000, 1000, Data::Logits},
-      {3, 32000, 1024, Data::Normal}, {1, 50257, 50, Data::Logits, 3},
-      {3, 128256, 256, Data::Ties},   {2, 151936, 1024, Data::AllEqual},
-      {2, 256000, 50, Data::NaNs},    {7, 1024, 33, Data::MaskedInf},
-      {1024, 1024, 50, Data::Logits}, {5, 5000, 1000, Data::SignedZeros},
-      {7, 4099, 2, Data::Normal, 5}};
+      {1, 1, 1, Data::Logits},
+      {7, 17, 17, Data::Ties},
+      {7, 1024, 1024, Data::Ties},
+      {7, 32000, 1000, Data::Logits},
+      {3, 32000, 1024, Data::Normal},
+      {1, 50257, 50, Data::Logits, 3},
+      {3, 128256, 256, Data::Ties},
+      {2, 151936, 1024, Data::AllEqual},
+      {2, 256000, 50, Data::NaNs},
+      {7, 1024, 33, Data::MaskedInf},
+      {1024, 1024, 50, Data::Logits},
+      {5, 5000, 1000, Data::SignedZeros},
+      {7, 4099, 2, Data::Normal, 5},
+      // the boundaries of the two filter shapes (k <= 128), of the safe seed (k <= 128) and of
+      // counting ranks against the register sort (k <= 256), on rows long enough to guess
+      {3, 32000, 128, Data::Logits},
+      {3, 32000, 129, Data::Normal, 1},
+      {2, 50257, 256, Data::Ties},
+      {2, 50257, 257, Data::Logits, 3}};
   RUN_ALL_TYPES(cases, radix_select_for);
 }
 

@@ -71,7 +71,7 @@ __device__ __forceinline__ void add_to_histogram(SelectScratch& s, int bin) {
 template <int kKeyBits>
 __device__ uint64_t select_top_k(uint64_t* buffer, int count, int k, uint64_t* winners,
                                  SelectScratch& s) {
-  // TODO 3 (about 34 lines; checked by [ch11_topk][radix_select]):
+  // TODO 3 (about 44 lines; checked by [ch11_topk][radix_select]):
   //   Every thread of the block calls this with the same arguments; count > k. Leave the k
   //   largest composites of buffer[0, count) in buffer[0, k) (any order) and return a threshold t
   //   such that exactly those k are >= t. `winners` has room for k composites.
