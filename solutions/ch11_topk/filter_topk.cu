@@ -44,14 +44,13 @@ namespace {
 using common::MaxSum;
 using common::MaxSumMerge;
 
-// 128 threads (kFilterThreads, seed_sample.h) and, for k <= 128, a small buffer let 8 blocks share
-// an SM, so 1024 rows run in one wave on a 132-SM GPU (64 registers per thread at most; larger k
-// fits 5 blocks, see LargeK). 16 elements per thread per tile; the next tile's loads are issued
-// before the current one is filtered (64 bytes per thread for fp32).
-
 // Candidates at which a block with a small k compacts its buffer (CandidateFilter::end_tile).
 constexpr int kEarlyCompaction = 256;
 
+// The filter's two shapes. Blocks of 128 threads (kFilterThreads, seed_sample.h), 16 elements per
+// thread per tile; the next tile's loads are issued before the current one is filtered (64 bytes
+// per thread for fp32). For k <= 128 the small buffer lets 8 blocks share an SM, so 1024 rows run
+// in one wave on a 132-SM GPU (64 registers per thread at most); larger k fits 5.
 // Buffer sizes: the buffer must hold the k kept after a compaction plus one whole tile.
 // kReservePerPack: how a warp appends the elements of a pack that pass (stream_elements).
 // kBlocksPerSM: how many blocks the shared memory of an H100/H200 SM (228 KB) holds, which sets
