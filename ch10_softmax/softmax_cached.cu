@@ -1,8 +1,9 @@
 // Chapter 10, versions 5 and 6: the row (or a chunk of it) cached in a block's registers.
 //
 //   5_block_cached  one block per row; each thread holds up to 8 windows of 16 bytes, so a row
-//                   of up to 16k floats (32k half/bf16) is read once and written once. The max
-//                   and the sum are block reductions (common::block_reduce).
+//                   of up to 16k floats (32k half/bf16) is read once and written once. Each
+//                   thread's (max, sum) pair is merged over the block in one reduction
+//                   (common::block_reduce_max_sum).
 //   6_split_row     a row cut into chunks, one per block of a thread-block cluster (sm_90).
 //                   Each block reduces its chunk to a (max, sum) pair, the pairs are merged
 //                   through distributed shared memory, and every block writes its chunk from
@@ -88,11 +89,11 @@ __global__ void __launch_bounds__(max_threads_for<T>(kPacks))
     //   (a) window w = block_window<T>(first, k) (k < kPacks, #pragma unroll on every loop over
     //       k): cache[k] = load_window(x_row, cols, layout, w, negative_infinity<T>(),
     //       true) when w < end, else fill_pack(negative_infinity<T>()); m = window_max(cache[k],
-    //       m).
-    //   (b) m = common::block_reduce(m, common::Max{}, -INFINITY); the thread's sum
-    //       l = window_sum_exp(cache[k], exp_shift(m), l) over k; l = common::block_reduce(l,
-    //       common::Sum{}, 0.0f).
-    //   (c) The block's pair {m, l} is the row's when gridDim.x == 1. Otherwise (version 6) the
+    //       m): the maximum of what this thread holds.
+    //   (b) The thread's own pair: l = window_sum_exp(cache[k], exp_shift(m), l) over k. The
+    //       block's pair is common::block_reduce_max_sum({m, l}): one block reduction (one
+    //       barrier pair) per row instead of one for the maximum and one for the sum.
+    //   (c) The block's pair is the row's when gridDim.x == 1. Otherwise (version 6) the
     //       blocks of the cluster hold the row's chunks: merge their pairs with
     //       cluster_reduce(pair, common::MaxSumMerge{}, common::MaxSum{-INFINITY, 0.0f}, token).
     //   (d) stats = row_stats(row pair); store finish_window(cache[k], stats, log_softmax) to

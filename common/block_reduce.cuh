@@ -3,6 +3,7 @@
 //   float s = common::block_reduce(x, common::Sum{}, 0.0f);        // every thread gets the sum
 //   MaxSum p = common::warp_reduce(p, common::MaxSumMerge{});      // online softmax pair
 //   Welford w = common::block_reduce(w, common::WelfordMerge{}, common::Welford{0, 0, 0});
+//   MaxSum p = common::block_reduce_max_sum(p);   // the same pair, reduced level by level
 //
 // Rules: blockDim.x is a multiple of 32 (at most 1024) and every thread of the block calls
 // block_reduce (it contains barriers). Value types are trivially copyable, 4-byte multiples.
@@ -40,10 +41,11 @@ __device__ __forceinline__ T warp_reduce(T value, Op op) {
   return value;
 }
 
-// Warps reduce in registers, one value per warp crosses shared memory, then every warp reduces
-// those partials so that all threads return the block's result without a broadcast step.
-template <typename T, typename Op>
-__device__ __forceinline__ T block_reduce(T value, Op op, T identity) {
+// Warps reduce in registers with `warp_step` (which returns the warp's result to every lane),
+// one value per warp crosses shared memory, then every warp reduces those partials with
+// `warp_step` again, so that all threads return the block's result without a broadcast step.
+template <typename T, typename WarpStep>
+__device__ __forceinline__ T block_reduce_with(T value, T identity, WarpStep warp_step) {
   // Raw storage: a __shared__ variable of a class type may not have a constructor.
   __shared__ alignas(16) unsigned char storage[kWarpSize * sizeof(T)];
   T* partials = reinterpret_cast<T*>(storage);
@@ -51,12 +53,17 @@ __device__ __forceinline__ T block_reduce(T value, Op op, T identity) {
   const int warp = threadIdx.x / kWarpSize;
   const int num_warps = blockDim.x / kWarpSize;
 
-  value = warp_reduce(value, op);
+  value = warp_step(value);
   if (lane == 0) partials[warp] = value;
   __syncthreads();
-  value = warp_reduce(lane < num_warps ? partials[lane] : identity, op);
+  value = warp_step(lane < num_warps ? partials[lane] : identity);
   __syncthreads();  // partials may be reused by the next call
   return value;
+}
+
+template <typename T, typename Op>
+__device__ __forceinline__ T block_reduce(T value, Op op, T identity) {
+  return block_reduce_with(value, identity, [op](T v) { return warp_reduce(v, op); });
 }
 
 struct Sum {
@@ -112,5 +119,27 @@ struct WelfordMerge {
     return {n, a.mean + delta * weight_b, a.m2 + b.m2 + delta * delta * a.count * weight_b};
   }
 };
+
+// The online softmax pair reduced level by level instead of merged pair by pair: over a warp (and
+// then over the warps of a block) the maximum first, then every member's sum moved to it once
+// and added. The result is MaxSumMerge's, and the butterfly steps are plain max and sum
+// shuffles: one exponential per lane and level instead of two per merge step.
+//
+// sum_at_max: a sum taken at maximum `max`, moved to the level's maximum m >= max. A member that
+// has seen only -inf (or nothing) has sum 0 and contributes 0, also when m is -inf too (where
+// exp(-inf - -inf) would be NaN); a NaN maximum makes the level's sum NaN.
+__device__ __forceinline__ float sum_at_max(MaxSum p, float m) {
+  return p.max == -INFINITY ? 0.0f : p.sum * __expf(p.max - m);
+}
+
+__device__ __forceinline__ MaxSum warp_reduce_max_sum(MaxSum p) {
+  const float m = warp_reduce(p.max, Max{});
+  return {m, warp_reduce(sum_at_max(p, m), Sum{})};
+}
+
+__device__ __forceinline__ MaxSum block_reduce_max_sum(MaxSum p) {
+  return block_reduce_with(p, MaxSum{-INFINITY, 0.0f},
+                           [](MaxSum v) { return warp_reduce_max_sum(v); });
+}
 
 }  // namespace common
