@@ -18,6 +18,13 @@
 // the safe seed from their first tile, which is loaded anyway (for k <= 128; with larger k they
 // have no seed). The elements of a chunk before its first and after its last 16-byte boundary
 // are offered after the seed, so that every candidate counted by the check has passed it.
+//
+// The chunks of a split row (version 4) share one seed when the row, of at least
+// kSpreadSampleMin elements, is long enough to guess: every block samples the same runs of the
+// row (n = N) and computes the same seed, which lets through about as many elements of the whole
+// row as a chunk's own seed would of that chunk. A chunk may then hold fewer than k elements
+// above it, so the check moves to the merge: the row's chunks together must publish at least k
+// candidates, or the last block offers the whole row again.
 #pragma once
 
 #include <cmath>

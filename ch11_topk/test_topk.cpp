@@ -251,7 +251,9 @@ namespace {
 // Rows made to mislead the sampled seed (seed_sample.h): normal values, and 1e4 at the first
 // element of every run the sampler reads, in each of `chunks` equal chunks. All 128 thread bests
 // of a chunk are then 1e4, the guessed seed is the r-th of them, and at most the 128 baits
-// (fewer than k) pass it: the filter must notice and offer the chunk again. For N a multiple of
+// (fewer than k) pass it: the filter must notice and offer the chunk again. The chunks of a split
+// row share a seed sampled from the whole row, whose runs start at baits too (every chunks-th
+// bait), and fewer than k baits pass it (about chunks times r). For N a multiple of
 // 1024 * chunks the runs start at the same elements for every element type.
 std::vector<float> baited_rows(int64_t M, int64_t N, int chunks, uint64_t seed) {
   std::vector<float> x = common::gen::normal(static_cast<size_t>(M * N), seed);
@@ -269,7 +271,9 @@ template <typename T>
 void check_baited(int64_t M, int64_t N, int k, int chunks) {
   INFO(common::DType<T>::name << " M=" << M << " N=" << N << " k=" << k << " chunks=" << chunks);
   REQUIRE(N % (1024 * chunks) == 0);
-  REQUIRE(topk::detail::seed_rank(k, N / chunks, true) < k);  // the seed is a guess
+  // r baits pass a chunk's guess of rank r; the row's guess, chunks * (r - 1) + 1
+  REQUIRE(topk::detail::seed_rank(k, N / chunks, true) < k);
+  if (chunks > 1) REQUIRE(chunks * topk::detail::seed_rank(k, N, true) < k);
   const std::vector<T> x = common::convert<T>(baited_rows(M, N, chunks, 4242 + k));
   REQUIRE_CHECK(topk_check::check_topk(split_launcher<T>(chunks), x, M, N, k));
 }
@@ -281,15 +285,17 @@ void check_baited(int64_t M, int64_t N, int k, int chunks) {
 // 8192 + 64 t (exact and distinct in bf16 too), so the seed is the r-th largest bait and exactly
 // r baits pass it; k - r - 1 values of 3e4 sit outside the runs. k - 1 elements pass the seed:
 // the chunk must be offered again. The elements before the first and after the last 16-byte
-// boundary must not count as having passed it, or the check is fooled.
+// boundary must not count as having passed it, or the check is fooled. Split into `chunks`, the
+// row's shared seed is the same guess (sampled from the same runs): no chunk can tell, and the
+// merge must notice that it ends with k - 1 candidates.
 template <typename T>
-void check_baited_unaligned(int k) {
+void check_baited_unaligned(int k, int chunks) {
   constexpr int64_t M = 2, N = 131073;
   constexpr int kVec = 16 / static_cast<int>(sizeof(T));
   constexpr int kRuns = topk::detail::kFilterThreads;
   const int r = topk::detail::seed_rank(k, N, true);
   INFO(common::DType<T>::name << " unaligned rows, M=" << M << " N=" << N << " k=" << k
-                              << " guess r=" << r);
+                              << " guess r=" << r << " chunks=" << chunks);
   REQUIRE(r < k);
   std::vector<float> x = common::gen::normal(static_cast<size_t>(M * N), 4343 + k);
   for (int64_t row = 0; row < M; ++row) {
@@ -303,7 +309,8 @@ void check_baited_unaligned(int k) {
     for (int t = 0; t < k - r - 1; ++t)  // between the runs, which are 1024 elements apart
       x[static_cast<size_t>(run_start(t % kRuns) + 20 + t / kRuns)] = 3e4f;
   }
-  REQUIRE_CHECK(topk_check::check_topk(split_launcher<T>(1), common::convert<T>(x), M, N, k));
+  REQUIRE_CHECK(
+      topk_check::check_topk(split_launcher<T>(chunks), common::convert<T>(x), M, N, k));
 }
 
 TEST_CASE("version 3: a sample that misleads the seed", "[ch11_topk][radix_select]") {
@@ -314,8 +321,8 @@ TEST_CASE("version 3: a sample that misleads the seed", "[ch11_topk][radix_selec
     check_baited<__nv_bfloat16>(3, N, k, 1);
   }
   for (int k : {50, 1024}) {
-    check_baited_unaligned<float>(k);
-    check_baited_unaligned<__nv_bfloat16>(k);
+    check_baited_unaligned<float>(k, 1);
+    check_baited_unaligned<__nv_bfloat16>(k, 1);
   }
 }
 
@@ -338,8 +345,12 @@ TEST_CASE("version 4: rows split across blocks", "[ch11_topk][split_row]") {
                                    {1, 256000, 50, Data::Logits, 0, 200},
                                    {2, 200000, 1024, Data::Ties, 0, 150}};
   RUN_ALL_TYPES(cases, split_for);
-  check_baited<float>(2, 65536, 300, 2);  // every chunk's guess misled
+  check_baited<float>(2, 65536, 300, 2);  // the row's shared guess misled
   check_baited<__nv_bfloat16>(2, 65536, 300, 2);
+  for (int k : {50, 1024}) {  // and too high by one candidate, over 8 unaligned chunks
+    check_baited_unaligned<float>(k, 8);
+    check_baited_unaligned<__half>(k, 8);
+  }
 
   // The workspace is zero-filled once; every launch must hand its counters back at zero, or the
   // next launch merges too early. Here the checked launch is the third on the same workspace.
@@ -409,14 +420,17 @@ TEST_CASE("version 5: fused softmax + top-k", "[ch11_topk][softmax_topk]") {
   run_softmax_cases<__half>(cases);
   run_softmax_cases<__nv_bfloat16>(cases);
 
-  INFO("a sample that misleads the seed: the chunk is offered again, its softmax sum is kept");
-  auto launch = [](const float* in, int64_t M, int64_t N, int k, float temperature,
-                   int64_t* indices, float* probs, float* lse, cudaStream_t stream) {
-    void* ws = topk_check::workspace(topk::workspace_bytes(M, N, k, 1));
-    topk::softmax_topk(in, M, N, k, temperature, 1, indices, probs, lse, ws, stream);
-  };
-  REQUIRE_CHECK(topk_check::check_softmax_topk<float>(launch, baited_rows(3, 32768, 1, 99), 3,
-                                                      32768, 256, 1.0f, true, 0));
+  for (int chunks : {1, 4}) {
+    INFO("a sample that misleads the seed: the row is offered again, its softmax sum is kept; "
+         << chunks << " chunks");
+    auto launch = [chunks](const float* in, int64_t M, int64_t N, int k, float temperature,
+                           int64_t* indices, float* probs, float* lse, cudaStream_t stream) {
+      void* ws = topk_check::workspace(topk::workspace_bytes(M, N, k, chunks));
+      topk::softmax_topk(in, M, N, k, temperature, chunks, indices, probs, lse, ws, stream);
+    };
+    REQUIRE_CHECK(topk_check::check_softmax_topk<float>(launch, baited_rows(3, 32768, 1, 99), 3,
+                                                        32768, 256, 1.0f, true, 0));
+  }
 }
 
 TEST_CASE("version 6: the dispatcher", "[ch11_topk][dispatch]") {

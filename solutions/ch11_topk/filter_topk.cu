@@ -15,10 +15,12 @@
 //      (rank_select.cuh); more are radix-selected down to k first, and sorted bitonically if
 //      still more than 256 (k > 256). Then they are written.
 //   4. SplitRow: the same, with each row split into `chunks` blocks (grid.y), for small M where
-//      one block per row would leave most of the GPU idle. Each block publishes its k best
-//      composites, sorted, to the workspace; the last block of a row to finish (an atomic
-//      counter) derives a start threshold from the sorted lists (merge_start), offers each
-//      list's prefix above it to the same filter (merge_lists) and writes the answer.
+//      one block per row would leave most of the GPU idle. The chunks of a long row share one
+//      seed, guessed from a sample of the whole row (seed_sample.h), so that each keeps only the
+//      few elements above it. Each block publishes its k best composites, sorted, to the
+//      workspace; the last block of a row to finish (an atomic counter) derives a start
+//      threshold from the sorted lists (merge_start), offers each list's prefix above it to the
+//      same filter (merge_lists), checks the shared seed and writes the answer.
 //   5. Fused softmax + top-k: while the elements pass through registers, each thread also keeps
 //      the online softmax pair (m, l) of what it has read; blocks merge the pairs with
 //      common::MaxSumMerge (across chunks too), and only the k winners are exponentiated again
@@ -291,9 +293,11 @@ __device__ __forceinline__ float log_sum_exp(MaxSum s) {
 // first 16-byte boundary (the head) and after the last (the tail), fewer than 2 * kVec, are
 // offered first, one element per thread; the body uses 16-byte streaming loads. The seed is the
 // seed_rank-th best of the threads' samples (seed_sample.h); below k it is a guess, from a sample
-// spread over the chunk.
+// spread over row[sample_begin, sample_end): the chunk itself, or the whole row when the chunks of
+// a split row share one seed.
 template <typename T, bool kSoftmax, class Filter>
 __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int64_t end,
+                                                int64_t sample_begin, int64_t sample_end,
                                                 float scale, int seed_rank, Filter& filter,
                                                 MaxSum& state) {
   using Vec = RawPack<T>;
@@ -315,10 +319,16 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
       if (p < num_packs) next[j].words = __ldcs(reinterpret_cast<const uint4*>(aligned + p * kVec));
     }
   };
-  // A guess takes its sample from 128 runs of 16 elements spread over the chunk, loaded into the
-  // registers of the first tile, which follows once the seed is set. The safe seed comes from
-  // the first tile, which costs no extra loads (seed_sample.h).
+  // A guess takes its sample from 128 runs of 16 elements spread over the sampled range, loaded
+  // into the registers of the first tile, which follows once the seed is set. The safe seed comes
+  // from the first tile, which costs no extra loads (seed_sample.h).
   const bool spread = seed_rank < filter.k;
+  const T* sample_base = row + sample_begin;
+  const int64_t sample_head =
+      common::elements_to_alignment(sample_base, sample_end - sample_begin);
+  const T* sample_aligned = sample_base + sample_head;
+  const int64_t sample_first_index = sample_begin + sample_head;
+  const int64_t sample_packs = (sample_end - sample_begin - sample_head) / kVec;
   // The head and tail: their loads travel with the first tile's (or the sample's), but they are
   // offered after the seed, so that every candidate counted by seed_held passed it.
   uint64_t edge = kEmptySlot;
@@ -335,8 +345,8 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
     if (spread) {
 #pragma unroll
       for (int j = 0; j < kPacks; ++j)
-        next[j].words =
-            __ldcs(reinterpret_cast<const uint4*>(aligned + sample_pack(t, j, num_packs) * kVec));
+        next[j].words = __ldcs(reinterpret_cast<const uint4*>(
+            sample_aligned + sample_pack(t, j, sample_packs) * kVec));
     } else {
       load_tile(0);
     }
@@ -351,13 +361,15 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
     uint64_t best = kEmptySlot;
 #pragma unroll
     for (int j = 0; j < kPacks; ++j) {
-      const int64_t p = spread ? sample_pack(threadIdx.x, j, num_packs)
+      const int64_t p = spread ? sample_pack(threadIdx.x, j, sample_packs)
                                : int64_t{j} * kFilterThreads + threadIdx.x;
       const Vec pack = next[j];
-      const uint32_t pack_index = static_cast<uint32_t>(first_index + p * kVec);
+      const uint32_t pack_index =
+          static_cast<uint32_t>((spread ? sample_first_index : first_index) + p * kVec);
 #pragma unroll
       for (int e = 0; e < kVec; ++e)
-        if (p < num_packs) best = MaxComposite{}(best, composite(pack.key(e), pack_index + e));
+        if (p < (spread ? sample_packs : num_packs))
+          best = MaxComposite{}(best, composite(pack.key(e), pack_index + e));
     }
     filter.seed(best, seed_rank);
   }
@@ -542,8 +554,8 @@ __device__ __forceinline__ ChunkRange chunk_range(int64_t N) {
 
 template <typename T, class Config, bool kSoftmax>
 __global__ void __launch_bounds__(kFilterThreads, Config::kBlocksPerSM)
-    filter_topk_kernel(const T* x, int64_t N, int k, int guess_rank, float scale, T* values,
-                       int64_t* indices, float* probs, float* lse, SplitWorkspace ws) {
+    filter_topk_kernel(const T* x, int64_t N, int k, int guess_rank, bool row_seed, float scale,
+                       T* values, int64_t* indices, float* probs, float* lse, SplitWorkspace ws) {
   extern __shared__ uint64_t shared_slots[];
   __shared__ SelectScratch scratch;
   __shared__ int count;
@@ -559,13 +571,15 @@ __global__ void __launch_bounds__(kFilterThreads, Config::kBlocksPerSM)
   __syncthreads();
   MaxSum state{-INFINITY, 0.0f};
   {
-    // guess_rank was chosen for a whole chunk; a shorter last chunk takes the safe seed.
+    // guess_rank was chosen for a whole chunk, and a shorter last chunk takes the safe seed; or,
+    // with row_seed, for the whole row, which every chunk then samples to the same seed.
     const ChunkRange range = chunk_range(N);
     const bool whole = range.end - range.begin == chunk_length(N, chunks);
-    stream_elements<T, kSoftmax>(row, range.begin, range.end, scale, whole ? guess_rank : k, filter,
-                                 state);
+    stream_elements<T, kSoftmax>(row, range.begin, range.end, row_seed ? 0 : range.begin,
+                                 row_seed ? N : range.end, scale,
+                                 row_seed || whole ? guess_rank : k, filter, state);
   }
-  if (guess_rank < k) {
+  if (guess_rank < k && !row_seed) {
     // A guess above the chunk's k-th best (seed_sample.h: less than once in a million chunks of
     // random data, more often on rows made to mislead the sample) is noticed here. Launches
     // that never guess skip the check and its barrier.
@@ -617,6 +631,13 @@ __global__ void __launch_bounds__(kFilterThreads, Config::kBlocksPerSM)
     }
     if (threadIdx.x == 0) ws.counters[row_id] = 0;
     // END TODO 4
+    // A row seed is checked once, over the whole row: a chunk may hold fewer than k elements
+    // above it, but the row holds at least k unless the guess was too high, and then the merge
+    // ends with fewer than k candidates. The last block offers the whole row again itself.
+    if (row_seed && n < min(int64_t{k}, N)) {
+      offer_again(row_of(x, N), 0, N, filter);
+      n = filter.finish();
+    }
   }
 
   row = row_of(x, N);  // again, for the values of the winners
@@ -650,11 +671,16 @@ void launch_filter(const T* x, int64_t M, int64_t N, int k, int chunks, float sc
   (void)attribute_set;
   const SplitWorkspace ws = chunks > 1 ? split_workspace(workspace, M, k, chunks)
                                        : SplitWorkspace{nullptr, nullptr, nullptr};
+  // The chunks of a split row share one seed when the row is long enough to guess it: sampled
+  // from the whole row, it lets through about k / N of the row's elements in all, where a seed of
+  // each chunk's own lets through at least k per chunk (seed_sample.h).
   const int64_t length = chunk_length(N, chunks);
-  const int guess_rank = seed_rank(k, length, length >= kSpreadSampleMin);
+  const int row_rank = seed_rank(k, N, N >= kSpreadSampleMin);
+  const bool row_seed = chunks > 1 && row_rank < k;
+  const int guess_rank = row_seed ? row_rank : seed_rank(k, length, length >= kSpreadSampleMin);
   const dim3 grid(static_cast<unsigned>(M), static_cast<unsigned>(chunks));
-  kernel<<<grid, kFilterThreads, Config::kSharedBytes, stream>>>(x, N, k, guess_rank, scale, values,
-                                                                 indices, probs, lse, ws);
+  kernel<<<grid, kFilterThreads, Config::kSharedBytes, stream>>>(
+      x, N, k, guess_rank, row_seed, scale, values, indices, probs, lse, ws);
   CUDA_CHECK_LAUNCH();
 }
 
