@@ -1,4 +1,5 @@
 // Version 6, the dispatcher, and the entry points that run a chosen version.
+#include "seed_sample.h"
 #include "topk.h"
 #include "topk_keys.cuh"
 
@@ -36,18 +37,21 @@ int max_k(Version v) {
   return 0;
 }
 
-// Measured on an H200 over 1 and 64 rows of 128256 logits, k = 1, 50 and 1024, splits of 4 to
-// 186 chunks: the fastest had about 4 blocks per SM (9 chunks for 64 rows; more blocks hide more
-// memory latency, but each chunk pays its own seed, final selection and publication, and the last
-// block merges chunks * k composites) and chunks of one tile of 2048 elements or more (62 for
-// one row: a chunk is then a single round trip to memory). k hardly moved the best split.
+// Measured on an H200 over 1 and 64 rows of 128256 logits, k = 1, 50 and 1024, since the chunks
+// of a row share one seed (filter_topk.cu). The fastest splits had about 8 blocks per SM, the most
+// that the filter's small-k shape keeps resident: 16 chunks for 64 rows (9 and 12 were as fast or
+// up to 2 µs slower at k <= 50, 12 was 5 µs slower at k = 1024; 20 was 5 µs faster at k = 1024
+// but 3 to 6 µs slower at k = 1 and 50). And chunks of two thirds of a tile or more: 93 for one
+// row (62 were up to 1.4 µs slower at k = 50 and 4.5 µs at k = 1024; 124 were as fast at k = 50,
+// up to 1.2 µs slower at k = 1024). More blocks hide more memory latency, but every chunk pays
+// its seed, its final selection and its publication, and the last block merges more lists.
 int split_chunks(int64_t M, int64_t N) {
   if (M <= 0) return 1;
-  constexpr int64_t kBlocksPerSM = 4;
-  constexpr int64_t kMinChunk = 2048;
+  constexpr int64_t kBlocksPerSM = 8;
+  constexpr int64_t kMinChunk = 2 * detail::kTile / 3;
   const int64_t wanted_blocks =
       kBlocksPerSM * static_cast<int64_t>(common::device_properties().multiProcessorCount);
-  const int64_t chunks = std::min((wanted_blocks + M - 1) / M, N / kMinChunk);
+  const int64_t chunks = std::min(wanted_blocks / M, N / kMinChunk);
   return static_cast<int>(std::clamp<int64_t>(chunks, 1, kMaxChunks));
 }
 
