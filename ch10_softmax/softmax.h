@@ -35,12 +35,13 @@ enum class Version {
   TwoLevelMerge,  // 3. the pair merged by warp shuffles, then across warps  (softmax_multipass.cu)
   WarpPerRow,     // 4. a warp (or part of one) per row, row in registers    (softmax_warp.cu)
   BlockCached,    // 5. block per row, row in registers, 16-byte loads       (softmax_cached.cu)
+  BlockReread,    // 5b. block per row, row read again from L1/L2            (softmax_reread.cu)
   SplitRow,       // 6. a row split across a cluster of blocks                (softmax_cached.cu)
-  Final,          // 7. the dispatcher: picks 4, 5 or 6 from the shape        (softmax_dispatch.cu)
+  Final,          // 7. the dispatcher: picks 4, 5, 5b or 6 from the shape    (softmax_dispatch.cu)
 };
 constexpr Version kAllVersions[] = {
-    Version::ThreePass,   Version::Online,   Version::TwoLevelMerge, Version::WarpPerRow,
-    Version::BlockCached, Version::SplitRow, Version::Final};
+    Version::ThreePass,   Version::Online,      Version::TwoLevelMerge, Version::WarpPerRow,
+    Version::BlockCached, Version::BlockReread, Version::SplitRow,      Version::Final};
 const char* version_name(Version v);  // "1_three_pass", ..., "7_final"
 
 // Limits of the specialised versions (the others take any shape). A call outside them throws

@@ -31,6 +31,27 @@ template <typename T>
 void launch_warp_per_row(const T* x, T* y, int64_t rows, int64_t cols, Epilogue epilogue,
                          cudaStream_t stream);
 
+// Version 5b: a block per row that reads its row twice, the second time from L1/L2 (any row of
+// up to kRereadRowCapacity elements). RereadShape: threads per block and windows per thread
+// and batch (4 or 8); {0, 0} lets reread_shape choose from the row length.
+constexpr int64_t kRereadRowCapacity = int64_t{1} << 30;
+struct RereadShape {
+  int threads = 0;
+  int packs = 0;
+};
+template <typename T>
+RereadShape reread_shape(const T* x, int64_t cols);
+// Whether the rows that version 5b has in flight at once (one per resident block) fit in L2,
+// so that the second read of each comes from cache and not from memory.
+template <typename T>
+bool rereads_from_cache(const T* x, int64_t rows, int64_t cols);
+// Whether the dispatcher should run version 5b for this shape (the measured rule).
+template <typename T>
+bool prefers_reread(const T* x, int64_t rows, int64_t cols);
+template <typename T>
+void launch_reread(const T* x, T* y, int64_t rows, int64_t cols, Epilogue epilogue,
+                   cudaStream_t stream, RereadShape shape = {});
+
 // Versions 5 and 6: one kernel, a row cut into `cluster` chunks held in the registers of the
 // blocks of one thread-block cluster (cluster 1: version 5, a block per row).
 // cached_row_capacity: the longest row a cluster of that size can hold at any alignment.

@@ -155,20 +155,32 @@ __device__ __forceinline__ Window<T> fill_pack(T fill) {
   return {{bits, bits, bits, bits}};
 }
 
-// One whole window at a 16-byte boundary: a streaming load (ld.global.cs), since every byte is
-// read once and should not evict what is reused; unlike the read-only path it stays correct
-// when y == x.
+// Whether a load is the last read of its bytes (Reuse::Once) or will be read again soon
+// (Reuse::Again, version 5b's first pass: its rows are read a second time from cache).
+enum class Reuse { Once, Again };
+
+// One whole window at a 16-byte boundary. Read once: a streaming load (ld.global.cs), which
+// should not evict what is reused; read again: a plain load, kept in L1 and L2. Unlike the
+// read-only path both stay correct when y == x.
 template <typename T>
-__device__ __forceinline__ Window<T> load_whole_window(const int4* at) {
-  const int4 v = __ldcs(at);
+__device__ __forceinline__ Window<T> load_whole_window(const int4* at, Reuse reuse = Reuse::Once) {
+  const int4 v = reuse == Reuse::Once ? __ldcs(at) : *at;
   return {{static_cast<uint32_t>(v.x), static_cast<uint32_t>(v.y), static_cast<uint32_t>(v.z),
            static_cast<uint32_t>(v.w)}};
 }
 
+// A store of output that nothing reads again soon may be marked Reuse::Once: a streaming store
+// (st.global.cs), whose lines L2 evicts first, so that the output does not push out input rows
+// waiting for their second read (version 5b). The default is a plain store.
 template <typename T>
-__device__ __forceinline__ void store_whole_window(int4* at, const Window<T>& window) {
-  *at = make_int4(static_cast<int>(window.word[0]), static_cast<int>(window.word[1]),
-                  static_cast<int>(window.word[2]), static_cast<int>(window.word[3]));
+__device__ __forceinline__ void store_whole_window(int4* at, const Window<T>& window,
+                                                   Reuse reuse = Reuse::Again) {
+  const int4 v = make_int4(static_cast<int>(window.word[0]), static_cast<int>(window.word[1]),
+                           static_cast<int>(window.word[2]), static_cast<int>(window.word[3]));
+  if (reuse == Reuse::Once)
+    __stcs(at, v);
+  else
+    *at = v;
 }
 
 // Window `w` of a row laid out by `layout`; elements outside [0, cols) read as `fill`.
@@ -178,11 +190,12 @@ __device__ __forceinline__ void store_whole_window(int4* at, const Window<T>& wi
 // element.
 template <typename T>
 __device__ __forceinline__ Window<T> load_window(const T* row, int64_t cols, RowWindows layout,
-                                                 int64_t w, T fill, bool vector_ok) {
+                                                 int64_t w, T fill, bool vector_ok,
+                                                 Reuse reuse = Reuse::Once) {
   const int n = static_cast<int>(cols);
   const int first = static_cast<int>(w) * kPackSize<T> - layout.head;
   if (vector_ok && first >= 0 && first + kPackSize<T> <= n)
-    return load_whole_window<T>(reinterpret_cast<const int4*>(row + first));
+    return load_whole_window<T>(reinterpret_cast<const int4*>(row + first), reuse);
   Window<T> window = fill_pack(fill);
 #pragma unroll
   for (int i = 0; i < kPackSize<T>; ++i) {
@@ -197,18 +210,20 @@ __device__ __forceinline__ Window<T> load_window(const T* row, int64_t cols, Row
 template <typename T>
 __device__ __forceinline__ Window<T> load_window(const T* row, int64_t /*cols*/,
                                                  AlignedRowWindows /*layout*/, int64_t w,
-                                                 T /*fill*/, bool /*vector_ok*/) {
-  return load_whole_window<T>(reinterpret_cast<const int4*>(row) + static_cast<int>(w));
+                                                 T /*fill*/, bool /*vector_ok*/,
+                                                 Reuse reuse = Reuse::Once) {
+  return load_whole_window<T>(reinterpret_cast<const int4*>(row) + static_cast<int>(w), reuse);
 }
 
 // Stores window `w`; elements outside [0, cols) are not written.
 template <typename T>
 __device__ __forceinline__ void store_window(T* row, int64_t cols, RowWindows layout, int64_t w,
-                                             const Window<T>& window, bool vector_ok) {
+                                             const Window<T>& window, bool vector_ok,
+                                             Reuse reuse = Reuse::Again) {
   const int n = static_cast<int>(cols);
   const int first = static_cast<int>(w) * kPackSize<T> - layout.head;
   if (vector_ok && first >= 0 && first + kPackSize<T> <= n) {
-    store_whole_window(reinterpret_cast<int4*>(row + first), window);
+    store_whole_window(reinterpret_cast<int4*>(row + first), window, reuse);
     return;
   }
 #pragma unroll
@@ -222,8 +237,8 @@ __device__ __forceinline__ void store_window(T* row, int64_t cols, RowWindows la
 template <typename T>
 __device__ __forceinline__ void store_window(T* row, int64_t /*cols*/, AlignedRowWindows /*layout*/,
                                              int64_t w, const Window<T>& window,
-                                             bool /*vector_ok*/) {
-  store_whole_window(reinterpret_cast<int4*>(row) + static_cast<int>(w), window);
+                                             bool /*vector_ok*/, Reuse reuse = Reuse::Again) {
+  store_whole_window(reinterpret_cast<int4*>(row) + static_cast<int>(w), window, reuse);
 }
 
 // The register cache of the fast kernels (versions 4, 5, 6 and 9) keeps each window as the 16

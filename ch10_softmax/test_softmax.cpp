@@ -4,6 +4,7 @@
 // elements; the sanitizer runs skip it.
 #include "check.h"
 #include "softmax.h"
+#include "softmax_launch.h"
 
 #include "common/catch_compat.hpp"
 #include "common/data_gen.hpp"
@@ -43,6 +44,8 @@ std::string todo_of(Version v) {
       return "TODO 4 in softmax_warp.cu";
     case Version::BlockCached:
       return "TODO 5 in softmax_cached.cu";
+    case Version::BlockReread:
+      return "TODO 5b in softmax_reread.cu";
     case Version::SplitRow:
       return "TODO 6 in softmax_cluster.cuh (and TODO 5)";
     case Version::Final:
@@ -151,6 +154,36 @@ TEST_CASE("version 5: block per row, row cached", "[ch10_softmax][block_cached]"
   CHECK(softmax::supports<float>(Version::BlockCached, 1, 16380));
 }
 
+TEST_CASE("version 5b: block per row, row read again from cache", "[ch10_softmax][block_reread]") {
+  check_fp32(Version::BlockReread);
+  // Every block shape the launcher has, fp32 and bf16: a row of fewer windows than one batch,
+  // and rows of several batches with a partial last one, at the alignments of placement_for.
+  auto run = [](auto tag) {
+    using T = decltype(tag);
+    size_t i = 0;
+    for (int threads : {128, 256, 512, 1024}) {
+      for (int packs : {4, 8}) {
+        if (threads == 1024 && packs == 8 && sizeof(T) == 2) continue;  // beyond the registers
+        for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{3, 1000}, {2, 65536 + 5}}) {
+          INFO("fill TODO 5b: " << common::DType<T>::name << ", " << threads << " threads x "
+                                << packs << " windows, rows = " << rows << ", cols = " << cols);
+          const softmax::detail::RereadShape shape{threads, packs};
+          auto launch = [shape](const T* x, T* y, int64_t r, int64_t c) {
+            softmax::detail::launch_reread(x, y, r, c, softmax::detail::Epilogue::Softmax,
+                                           nullptr, shape);
+          };
+          REQUIRE_CHECK(check::check_forward<T>(launch, check::Op::Softmax,
+                                                check::logits<T>(rows, cols, 800 + i), rows, cols,
+                                                placement_for(i)));
+          ++i;
+        }
+      }
+    }
+  };
+  run(float{});
+  run(__nv_bfloat16{});
+}
+
 TEST_CASE("version 6: row split across a cluster", "[ch10_softmax][split_row]") {
   REQUIRE(softmax::supports<float>(Version::SplitRow, 1, 131072 + 5));  // needs sm_90
   check_fp32(Version::SplitRow);
@@ -196,7 +229,10 @@ TEST_CASE("version 9: backward", "[ch10_softmax][backward]") {
       softmax::softmax_backward(y, dy, dx, rows, cols);
     };
     auto shapes = shapes_for(Version::Final, true, true);
-    shapes.push_back({512, 8192});
+    // Many rows of 8 KiB and more: the rows where the backward, like the forward, reads y and dy
+    // a second time from cache (one batch per row, several batches, an odd length).
+    for (const auto& shape : {std::pair<int64_t, int64_t>{512, 8192}, {300, 4099}, {160, 20000}})
+      shapes.push_back(shape);
     for (size_t i = 0; i < shapes.size(); ++i) {
       const auto [rows, cols] = shapes[i];
       std::vector<T> y, dy;
@@ -238,8 +274,8 @@ TEST_CASE("aligned rows, forward and backward", "[ch10_softmax][aligned]") {
   auto run = [&](auto tag) {
     using T = decltype(tag);
     uint64_t seed = 700;
-    for (Version v :
-         {Version::WarpPerRow, Version::BlockCached, Version::SplitRow, Version::Final}) {
+    for (Version v : {Version::WarpPerRow, Version::BlockCached, Version::BlockReread,
+                      Version::SplitRow, Version::Final}) {
       INFO(softmax::version_name(v) << ": fill " << todo_of(v));
       for (const auto& [rows, cols] : shapes) {
         if (!softmax::supports<T>(v, rows, cols)) continue;

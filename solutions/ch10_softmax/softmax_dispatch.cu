@@ -30,6 +30,8 @@ const char* version_name(Version v) {
       return "4_warp_per_row";
     case Version::BlockCached:
       return "5_block_cached";
+    case Version::BlockReread:
+      return "5b_block_reread";
     case Version::SplitRow:
       return "6_split_row";
     case Version::Final:
@@ -46,9 +48,12 @@ using detail::Epilogue;
 // whether a row just fits one block.
 template <typename T>
 Version choose_version(const T* x, int64_t rows, int64_t cols) {
-  // TODO 7 (about 6 lines; checked by [ch10_softmax][final]):
+  // TODO 7 (about 7 lines; checked by [ch10_softmax][final]):
   //   Pick by the shape, the fastest kernel that fits (the README's table says why):
   //   - rows of at most 2 KiB (cols * sizeof(T) <= 2048): Version::WarpPerRow;
+  //   - else, where version 5b was measured fastest (detail::prefers_reread(x, rows, cols):
+  //     rows of 8 KiB and more, many of them, whose rows in flight fit in L2):
+  //     Version::BlockReread;
   //   - else, with many rows (rows >= 2 * common::device_properties().multiProcessorCount)
   //     and a row that fits one block of the preferred size (detail::fits_preferred_chunk(x,
   //     cols)): Version::BlockCached;
@@ -58,6 +63,7 @@ Version choose_version(const T* x, int64_t rows, int64_t cols) {
   // BEGIN TODO 7
   const int64_t sms = common::device_properties().multiProcessorCount;
   if (cols * static_cast<int64_t>(sizeof(T)) <= 2048) return Version::WarpPerRow;
+  if (detail::prefers_reread(x, rows, cols)) return Version::BlockReread;
   if (rows >= 2 * sms && detail::fits_preferred_chunk(x, cols)) return Version::BlockCached;
   if (detail::clusters_supported() && detail::cached_fits(x, cols, detail::kMaxCluster))
     return Version::SplitRow;
@@ -98,6 +104,8 @@ void run(Version v, const T* x, T* y, int64_t rows, int64_t cols, Epilogue epilo
       return detail::launch_warp_per_row(x, y, rows, cols, epilogue, stream);
     case Version::BlockCached:
       return detail::launch_cached(x, y, rows, cols, 1, epilogue, stream);
+    case Version::BlockReread:
+      return detail::launch_reread(x, y, rows, cols, epilogue, stream);
     case Version::SplitRow:
       return detail::launch_cached(x, y, rows, cols, detail::split_row_cluster(x, rows, cols),
                                    epilogue, stream);
@@ -117,6 +125,8 @@ bool supports(Version v, int64_t rows, int64_t cols) {
       return cols <= detail::warp_row_capacity<T>();
     case Version::BlockCached:
       return cols <= detail::cached_row_capacity<T>(1);
+    case Version::BlockReread:
+      return cols <= detail::kRereadRowCapacity;
     case Version::SplitRow:
       return detail::clusters_supported() &&
              cols <= detail::cached_row_capacity<T>(detail::kMaxCluster);

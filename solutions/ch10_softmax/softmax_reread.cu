@@ -1,0 +1,223 @@
+// Chapter 10, version 5b: a block per row, the row cached in L1 and L2 instead of registers.
+//
+//   5b_block_reread  the first pass streams the row in batches of 16-byte windows with plain loads
+//                    (they stay in L1 and L2) and keeps the thread's (max, sum) pair; one block
+//                    reduction; the second pass reads every window again, the last batch first,
+//                    and writes. Two reads for the SM, one for HBM: the second comes from cache.
+// Why: version 5 keeps each window in a register from its load to its store, through the block
+// reduction, and registers decide how many rows an SM works on at once. Here a window lives in a
+// register only while its batch is summed, so a block needs few registers and an SM takes more
+// rows; the cache holds what the registers no longer do. The rows in flight must fit in the
+// cache, which the dispatcher checks (rereads_from_cache). Any row of up to
+// kRereadRowCapacity elements, any alignment.
+// Test it:  ./ch10_softmax/ch10_softmax_student_tests "[block_reread]"
+#include "softmax_launch.h"
+#include "softmax_precision.cuh"  // first: see softmax_rows.cuh
+#include "softmax_rows.cuh"
+
+#include "common/block_reduce.cuh"
+#include "common/errors.hpp"
+#include "common/gpu_info.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace softmax::detail {
+namespace {
+
+constexpr int64_t kMaxGrid = int64_t{1} << 30;  // more rows take more launches
+
+// The fewest registers that compile without spilling, so that as many blocks as possible share
+// an SM (the point of this version).
+template <typename T>
+constexpr int reread_registers(int packs) {
+  if (packs <= 4) return sizeof(T) == 4 ? 40 : 48;
+  return sizeof(T) == 4 ? 64 : 80;
+}
+
+// The largest block the register file takes at that cap (registers are allocated per warp).
+template <typename T>
+constexpr int reread_max_threads(int packs) {
+  return std::min(1024, 65536 / (32 * reread_registers<T>(packs)) * 32);
+}
+
+// The block size is a template parameter: read from blockDim, it costs the batches registers
+// (fp32, 512 threads x 4 windows: 40 registers instead of 32) and time (bf16 1024x32768 on an
+// H200: 38.8 us instead of 36.7).
+template <typename T, int kThreads, int kPacks, bool kLogSoftmax, bool kAligned>
+__global__ void __launch_bounds__(kThreads) SOFTMAX_MAX_REGISTERS(reread_registers<T>(kPacks))
+    reread_kernel(const T* x, T* y, int64_t cols, bool y_vector_ok) {
+  constexpr bool log_softmax = kLogSoftmax;
+  {  // one row per block: a loop over rows would keep its bounds in registers the batches need
+    const T* x_row = x + blockIdx.x * cols;
+    T* y_row = y + blockIdx.x * cols;
+    const auto layout = row_layout<kAligned>(x_row, cols);
+    constexpr int batch_windows = kPacks * kThreads;
+    const int batches = (layout.count + batch_windows - 1) / batch_windows;
+    // TODO 5b (about 25 lines; checked by [ch10_softmax][block_reread]):
+    //   Window k of batch b for this thread: w = b * batch_windows + k * kThreads + threadIdx.x
+    //   (consecutive threads, consecutive 16 bytes), present when w < layout.count.
+    //   (a) Start from the empty pair common::MaxSum{-INFINITY, 0.0f}. For each batch: load its
+    //       windows into Window<T> batch[kPacks] with load_window(x_row, cols, layout, w,
+    //       negative_infinity<T>(), true, Reuse::Again) (a plain load: the second pass reads
+    //       them again from cache), missing windows fill_pack(negative_infinity<T>()); take the
+    //       batch's maximum m (window_max) and sum l (window_sum_exp with exp_shift(m)) as in
+    //       version 5, and fold {m, l} into the thread's pair with common::MaxSumMerge{}.
+    //   (b) pair = common::block_reduce_max_sum(pair); stats = row_stats(pair).
+    //   (c) For each batch, the last one first (its windows are the likeliest still in L1):
+    //       load every present window again (Reuse::Once: this is its last read) and
+    //       store_window(y_row, cols, layout, w, finish_window(window, stats, log_softmax),
+    //       y_vector_ok). In place (y == x) stays correct: each window is read again and
+    //       written by the same thread, after every first-pass read (the block reduction's
+    //       barrier).
+    //   #pragma unroll the loops over k, not over b.
+    // BEGIN TODO 5b
+    float m = -INFINITY, l = 0.0f;  // the thread's running pair
+#pragma unroll 1
+    for (int b = 0; b < batches; ++b) {
+      Window<T> batch[kPacks];
+      float batch_max = m;
+#pragma unroll
+      for (int k = 0; k < kPacks; ++k) {
+        const int w = b * batch_windows + k * kThreads + static_cast<int>(threadIdx.x);
+        batch[k] = w < layout.count ? load_window(x_row, cols, layout, w, negative_infinity<T>(),
+                                                  true, Reuse::Again)
+                                    : fill_pack(negative_infinity<T>());
+        batch_max = window_max(batch[k], batch_max);
+      }
+      if (batch_max == -INFINITY) continue;  // nothing but -inf so far: the pair stays empty
+      l *= common::exp_flush_denormals(m - batch_max);
+#pragma unroll
+      for (int k = 0; k < kPacks; ++k)
+        l = window_sum_exp(batch[k], batch_max, l);
+      m = batch_max;
+    }
+    const RowStats stats = row_stats(common::block_reduce_max_sum({m, l}));
+#pragma unroll 1
+    for (int b = batches - 1; b >= 0; --b) {
+      Window<T> batch[kPacks];
+#pragma unroll
+      for (int k = 0; k < kPacks; ++k) {
+        const int w = b * batch_windows + k * kThreads + static_cast<int>(threadIdx.x);
+        if (w < layout.count)
+          batch[k] = load_window(x_row, cols, layout, w, negative_infinity<T>(), true, Reuse::Once);
+      }
+#pragma unroll
+      for (int k = 0; k < kPacks; ++k) {
+        const int w = b * batch_windows + k * kThreads + static_cast<int>(threadIdx.x);
+        if (w < layout.count)
+          store_window(y_row, cols, layout, w, finish_window(batch[k], stats, log_softmax),
+                       y_vector_ok, Reuse::Once);
+      }
+    }
+    // END TODO 5b
+  }
+}
+
+template <typename T, int kThreads, int kPacks>
+void launch_shape(const T* x, T* y, int64_t rows, int64_t cols, bool log_softmax,
+                  bool y_vector_ok, cudaStream_t stream) {
+  const bool aligned = rows_aligned<T>(cols, x, y);
+  const auto kernel = log_softmax ? (aligned ? reread_kernel<T, kThreads, kPacks, true, true>
+                                             : reread_kernel<T, kThreads, kPacks, true, false>)
+                                  : (aligned ? reread_kernel<T, kThreads, kPacks, false, true>
+                                             : reread_kernel<T, kThreads, kPacks, false, false>);
+  for (int64_t first = 0; first < rows; first += kMaxGrid) {
+    kernel<<<static_cast<unsigned>(std::min(rows - first, kMaxGrid)), kThreads, 0, stream>>>(
+        x + first * cols, y + first * cols, cols, y_vector_ok);
+    CUDA_CHECK_LAUNCH();
+  }
+}
+
+// The block sizes 128 to 1024 (powers of two) at 4 or 8 windows per thread and batch, as far as
+// the register file takes them.
+template <typename T, int kPacks>
+void launch_packs(const T* x, T* y, int64_t rows, int64_t cols, int threads, bool log_softmax,
+                  bool y_vector_ok, cudaStream_t stream) {
+  switch (threads) {
+    case 128:
+      return launch_shape<T, 128, kPacks>(x, y, rows, cols, log_softmax, y_vector_ok, stream);
+    case 256:
+      return launch_shape<T, 256, kPacks>(x, y, rows, cols, log_softmax, y_vector_ok, stream);
+    case 512:
+      return launch_shape<T, 512, kPacks>(x, y, rows, cols, log_softmax, y_vector_ok, stream);
+  }
+  if constexpr (reread_max_threads<T>(kPacks) >= 1024)
+    return launch_shape<T, 1024, kPacks>(x, y, rows, cols, log_softmax, y_vector_ok, stream);
+}
+
+}  // namespace
+
+// The shapes that were fastest on an H200 (every shape timed at rows of 8 to 256 KiB, fp32 and
+// bf16): one batch covers the row, in windows of 8 per thread from 1024 windows up (4 below, so
+// that a short row does not leave half a batch empty), in blocks of up to 1024 threads for fp32
+// and 256 for 16-bit types, whose 8 windows need 80 registers. Longer 16-bit rows do better in
+// 4 batches of 4 windows per thread (512 x 4 at 64 K elements, 1024 x 4 at 128 K).
+template <typename T>
+RereadShape reread_shape(const T* x, int64_t cols) {
+  const int64_t windows = max_windows_per_row(x, cols);
+  const bool long_16bit_row = sizeof(T) == 2 && windows > 4096;
+  const int packs = windows >= 1024 && !long_16bit_row ? 8 : 4;
+  const int64_t per_block = long_16bit_row ? windows / 4 : windows;
+  const int limit = sizeof(T) == 4 || long_16bit_row ? 1024 : 256;
+  int threads = 128;
+  while (threads < limit && int64_t{threads} * packs < per_block) threads *= 2;
+  return {threads, packs};
+}
+
+template <typename T>
+bool rereads_from_cache(const T* x, int64_t rows, int64_t cols) {
+  const auto& gpu = common::device_properties();
+  const RereadShape shape = reread_shape(x, cols);
+  const int64_t blocks_per_sm =
+      std::max<int64_t>(1, 65536 / (int64_t{shape.threads} * reread_registers<T>(shape.packs)));
+  const int64_t rows_in_flight =
+      std::min<int64_t>(rows, blocks_per_sm * gpu.multiProcessorCount);
+  return rows_in_flight * cols * static_cast<int64_t>(sizeof(T)) <= gpu.l2CacheSize;
+}
+
+// Where version 5b beat versions 5 and 6 on the H200: rows of 8 KiB and more, up to 128 KiB
+// for fp32 (at 256 KiB the cluster of version 6 was faster, 86% of copy against 85%) and 256 KiB
+// for 16-bit types; at least one row per SM; and the rows in flight fit in L2.
+template <typename T>
+bool prefers_reread(const T* x, int64_t rows, int64_t cols) {
+  const int64_t row_bytes = cols * static_cast<int64_t>(sizeof(T));
+  const int64_t max_row_bytes = (sizeof(T) == 4 ? 128 : 256) * 1024;
+  return row_bytes >= 8 * 1024 && row_bytes <= max_row_bytes &&
+         rows >= common::device_properties().multiProcessorCount &&
+         rereads_from_cache(x, rows, cols);
+}
+
+template <typename T>
+void launch_reread(const T* x, T* y, int64_t rows, int64_t cols, Epilogue epilogue,
+                   cudaStream_t stream, RereadShape shape) {
+  CHECK_ARG(cols <= kRereadRowCapacity,
+            "version 5b takes rows of at most " << kRereadRowCapacity << " elements, got " << cols);
+  if (shape.threads == 0) shape = reread_shape(x, cols);
+  CHECK_ARG((shape.packs == 4 || shape.packs == 8) && shape.threads >= 128 &&
+                shape.threads <= reread_max_threads<T>(shape.packs) &&
+                (shape.threads & (shape.threads - 1)) == 0,
+            "version 5b: block of " << shape.threads << " threads x " << shape.packs
+                                    << " windows is not one of its shapes");
+  if (rows == 0) return;
+  const bool log_softmax = epilogue == Epilogue::LogSoftmax;
+  const bool y_vector_ok =
+      (reinterpret_cast<uintptr_t>(y) - reinterpret_cast<uintptr_t>(x)) % 16 == 0;
+  if (shape.packs == 4)
+    launch_packs<T, 4>(x, y, rows, cols, shape.threads, log_softmax, y_vector_ok, stream);
+  else
+    launch_packs<T, 8>(x, y, rows, cols, shape.threads, log_softmax, y_vector_ok, stream);
+}
+
+#define INSTANTIATE(T)                                                                     \
+  template RereadShape reread_shape<T>(const T*, int64_t);                                 \
+  template bool rereads_from_cache<T>(const T*, int64_t, int64_t);                         \
+  template bool prefers_reread<T>(const T*, int64_t, int64_t);                             \
+  template void launch_reread<T>(const T*, T*, int64_t, int64_t, Epilogue, cudaStream_t, \
+                                 RereadShape);
+INSTANTIATE(float)
+INSTANTIATE(__half)
+INSTANTIATE(__nv_bfloat16)
+#undef INSTANTIATE
+
+}  // namespace softmax::detail
