@@ -4,8 +4,10 @@
 // instead of two: the row of y and of dy cached in registers, the dot product sum(dy * y)
 // reduced over the row's lanes (rows of at most 1 KiB), over a block, or over a cluster
 // of blocks (a long row split into chunks, sm_90); then dx is written from the registers.
-// Each byte of y, dy and dx moves once. Rows too long for any register cache (or long rows on a
-// GPU without clusters) take a streaming kernel that reads y and dy twice.
+// Each byte of y, dy and dx moves once. Where the forward runs version 5b, so does the
+// backward: y and dy are read a second time from L1/L2 instead of being kept in registers
+// (backward_reread_kernel). Rows too long for any register cache (or long rows on a GPU without
+// clusters) take a streaming kernel that reads y and dy twice.
 // Test it:  ./ch10_softmax/ch10_softmax_student_tests "[backward]"
 #include "softmax.h"
 #include "softmax_cluster.cuh"
@@ -152,6 +154,60 @@ __global__ void __launch_bounds__(max_threads_for(kPacks))
   }
 }
 
+// Version 5b's design (softmax_reread.cu) for the backward: the dot product over batches of
+// kThreads x kPacks windows of y and dy read with plain loads, which stay in L1 and L2; then
+// every window again, the last batch first, and dx written with streaming stores. One read of
+// y and dy from memory as long as the rows in flight fit in L2 (prefers_reread_backward).
+// At most 64 registers (enough blocks to fill the register file): the fewest at which every
+// instance compiles without spilling.
+template <typename T, int kThreads, int kPacks, bool kAligned>
+__global__ void __launch_bounds__(kThreads, 65536 / (kThreads * 64))
+    backward_reread_kernel(const T* y, const T* dy, T* dx, int64_t cols, bool dy_vector_ok,
+                           bool dx_vector_ok) {
+  const int64_t offset = blockIdx.x * cols;  // one row per block
+  const auto layout = row_layout<kAligned>(y + offset, cols);
+  constexpr int batch_windows = kPacks * kThreads;
+  const int batches = (layout.count + batch_windows - 1) / batch_windows;
+  float dot = 0.0f;
+#pragma unroll 1
+  for (int b = 0; b < batches; ++b) {
+    Window<T> y_batch[kPacks], dy_batch[kPacks];
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) {
+      const int w = b * batch_windows + k * kThreads + static_cast<int>(threadIdx.x);
+      const bool inside = w < layout.count;
+      y_batch[k] = inside ? load_window(y + offset, cols, layout, w, T{}, true, Reuse::Again)
+                          : fill_pack(T{});
+      dy_batch[k] = inside ? load_window(dy + offset, cols, layout, w, T{}, dy_vector_ok,
+                                         Reuse::Again)
+                           : fill_pack(T{});
+    }
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k)
+      dot = window_dot(y_batch[k], dy_batch[k], dot);
+  }
+  dot = common::block_reduce(dot, common::Sum{}, 0.0f);
+#pragma unroll 1
+  for (int b = batches - 1; b >= 0; --b) {
+    Window<T> y_batch[kPacks], dy_batch[kPacks];
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) {
+      const int w = b * batch_windows + k * kThreads + static_cast<int>(threadIdx.x);
+      if (w < layout.count) {
+        y_batch[k] = load_window(y + offset, cols, layout, w, T{}, true, Reuse::Once);
+        dy_batch[k] = load_window(dy + offset, cols, layout, w, T{}, dy_vector_ok, Reuse::Once);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) {
+      const int w = b * batch_windows + k * kThreads + static_cast<int>(threadIdx.x);
+      if (w < layout.count)
+        store_window(dx + offset, cols, layout, w, backward_window(y_batch[k], dy_batch[k], dot),
+                     dx_vector_ok, Reuse::Once);
+    }
+  }
+}
+
 // Any length: the dot product in a first pass over y and dy, dx in a second.
 template <typename T>
 __global__ void __launch_bounds__(kStreamingThreads)
@@ -213,10 +269,53 @@ void launch_cached_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_
   CUDA_CHECK_LAUNCH();
 }
 
+template <typename T, int kThreads>
+void launch_reread_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
+                            cudaStream_t stream) {
+  constexpr int kPacks = 4;
+  const auto kernel = rows_aligned<T>(cols, y, dy, dx)
+                          ? backward_reread_kernel<T, kThreads, kPacks, true>
+                          : backward_reread_kernel<T, kThreads, kPacks, false>;
+  for (int64_t first = 0; first < rows; first += kMaxGrid) {
+    kernel<<<static_cast<unsigned>(std::min(rows - first, kMaxGrid)), kThreads, 0, stream>>>(
+        y + first * cols, dy + first * cols, dx + first * cols, cols, same_16_byte_phase(dy, y),
+        same_16_byte_phase(dx, y));
+    CUDA_CHECK_LAUNCH();
+  }
+}
+
+// The forward's rule (prefers_reread), where the rows in flight of this kernel (blocks of
+// `threads` at 64 registers), a row of y and one of dy each, fit in L2.
+template <typename T>
+bool prefers_reread_backward(const T* y, int64_t rows, int64_t cols, int threads) {
+  const auto& gpu = common::device_properties();
+  const int64_t blocks_per_sm = std::max<int64_t>(1, 65536 / (int64_t{threads} * 64));
+  const int64_t rows_in_flight = std::min<int64_t>(rows, blocks_per_sm * gpu.multiProcessorCount);
+  return prefers_reread(y, rows, cols) &&
+         rows_in_flight * 2 * cols * static_cast<int64_t>(sizeof(T)) <= gpu.l2CacheSize;
+}
+
 template <typename T>
 void launch_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
                      cudaStream_t stream) {
   const int64_t windows = max_windows_per_row(y, cols);
+  // 4 windows of y and of dy per thread: one batch per row up to 4096 windows.
+  const int reread_threads = windows <= 512    ? 128
+                             : windows <= 1024 ? 256
+                             : windows <= 2048 ? 512
+                                               : 1024;
+  if (windows > 64 && prefers_reread_backward(y, rows, cols, reread_threads)) {
+    switch (reread_threads) {
+      case 128:
+        return launch_reread_backward<T, 128>(y, dy, dx, rows, cols, stream);
+      case 256:
+        return launch_reread_backward<T, 256>(y, dy, dx, rows, cols, stream);
+      case 512:
+        return launch_reread_backward<T, 512>(y, dy, dx, rows, cols, stream);
+      default:
+        return launch_reread_backward<T, 1024>(y, dy, dx, rows, cols, stream);
+    }
+  }
   // Rows of at most 64 windows (1 KiB): lanes of a warp; longer ones: blocks of the forward's
   // shape (measured faster from 4 KiB rows on, since y and dy double the registers per window).
   if (windows <= 64) {
