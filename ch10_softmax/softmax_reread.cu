@@ -8,7 +8,7 @@
 // reduction, and registers decide how many rows an SM works on at once. Here a window lives in a
 // register only while its batch is summed, so a block needs few registers and an SM takes more
 // rows; the cache holds what the registers no longer do. The rows in flight must fit in the
-// cache, which the dispatcher checks (rereads_from_cache). Any row of up to
+// cache, which the dispatcher checks (prefers_reread). Any row of up to
 // kRereadRowCapacity elements, any alignment.
 // Test it:  ./ch10_softmax/ch10_softmax_student_tests "[block_reread]"
 #include "softmax_launch.h"
@@ -131,15 +131,19 @@ RereadShape reread_shape(const T* x, int64_t cols) {
   return {threads, packs};
 }
 
-template <typename T>
-bool rereads_from_cache(const T* x, int64_t rows, int64_t cols) {
+bool rows_in_flight_fit_l2(int64_t rows, int64_t bytes_per_row, int threads, int registers) {
   const auto& gpu = common::device_properties();
-  const RereadShape shape = reread_shape(x, cols);
-  const int64_t blocks_per_sm =
-      std::max<int64_t>(1, 65536 / (int64_t{shape.threads} * reread_registers<T>(shape.packs)));
+  const int64_t blocks_per_sm = std::max<int64_t>(1, 65536 / (int64_t{threads} * registers));
   const int64_t rows_in_flight =
       std::min<int64_t>(rows, blocks_per_sm * gpu.multiProcessorCount);
-  return rows_in_flight * cols * static_cast<int64_t>(sizeof(T)) <= gpu.l2CacheSize;
+  return rows_in_flight * bytes_per_row <= gpu.l2CacheSize;
+}
+
+template <typename T>
+bool rereads_from_cache(const T* x, int64_t rows, int64_t cols) {
+  const RereadShape shape = reread_shape(x, cols);
+  return rows_in_flight_fit_l2(rows, cols * static_cast<int64_t>(sizeof(T)), shape.threads,
+                               reread_registers<T>(shape.packs));
 }
 
 // Where version 5b beat versions 5 and 6 on the H200: rows of 8 KiB and more, up to 128 KiB

@@ -288,11 +288,8 @@ void launch_reread_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_
 // `threads` at 64 registers), a row of y and one of dy each, fit in L2.
 template <typename T>
 bool prefers_reread_backward(const T* y, int64_t rows, int64_t cols, int threads) {
-  const auto& gpu = common::device_properties();
-  const int64_t blocks_per_sm = std::max<int64_t>(1, 65536 / (int64_t{threads} * 64));
-  const int64_t rows_in_flight = std::min<int64_t>(rows, blocks_per_sm * gpu.multiProcessorCount);
   return prefers_reread(y, rows, cols) &&
-         rows_in_flight * 2 * cols * static_cast<int64_t>(sizeof(T)) <= gpu.l2CacheSize;
+         rows_in_flight_fit_l2(rows, 2 * cols * static_cast<int64_t>(sizeof(T)), threads, 64);
 }
 
 template <typename T>
@@ -304,7 +301,7 @@ void launch_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
                              : windows <= 1024 ? 256
                              : windows <= 2048 ? 512
                                                : 1024;
-  if (windows > 64 && prefers_reread_backward(y, rows, cols, reread_threads)) {
+  if (prefers_reread_backward(y, rows, cols, reread_threads)) {  // rows of 8 KiB and more
     switch (reread_threads) {
       case 128:
         return launch_reread_backward<T, 128>(y, dy, dx, rows, cols, stream);
