@@ -32,11 +32,13 @@ enum class LayerNormVersion {
   Welford,      // block per row: one sweep for both statistics (Welford merges), one to normalize
   Registers,    // the row held in registers, 16-byte loads: one read of x, one write of y
   Pipelined,    // Registers' arithmetic, rows streamed into a shared-memory ring by the copy engine
-  Dispatch,     // the dispatcher: Pipelined where pipelined_pays, Registers, Welford beyond
+  Reread,       // block per row, the row read twice: statistics in batches, then the output from
+                // a second read that finds the row in cache (rows of up to kMaxRereadN)
+  Dispatch,     // the dispatcher: Reread or Pipelined where they pay, Registers, Welford beyond
 };
 constexpr LayerNormVersion kLayerNormVersions[] = {
-    LayerNormVersion::TwoPass, LayerNormVersion::Welford, LayerNormVersion::Registers,
-    LayerNormVersion::Pipelined, LayerNormVersion::Dispatch};
+    LayerNormVersion::TwoPass,   LayerNormVersion::Welford, LayerNormVersion::Registers,
+    LayerNormVersion::Pipelined, LayerNormVersion::Reread,  LayerNormVersion::Dispatch};
 const char* version_name(LayerNormVersion v);
 
 // RMSNorm and the fused residual add + RMSNorm.
@@ -44,10 +46,12 @@ enum class RmsNormVersion {
   BlockLoop = 1,  // block per row: sweep for the mean square, sweep to scale (any N; given code)
   Registers,      // the row held in registers, as LayerNorm's Registers
   Pipelined,      // rows streamed through a shared-memory ring, as LayerNorm's Pipelined
-  Dispatch,       // Pipelined where pipelined_pays, Registers, BlockLoop beyond
+  Reread,         // the row read twice, as LayerNorm's Reread (given code)
+  Dispatch,       // Reread or Pipelined where they pay, Registers, BlockLoop beyond
 };
 constexpr RmsNormVersion kRmsNormVersions[] = {RmsNormVersion::BlockLoop, RmsNormVersion::Registers,
-                                               RmsNormVersion::Pipelined, RmsNormVersion::Dispatch};
+                                               RmsNormVersion::Pipelined, RmsNormVersion::Reread,
+                                               RmsNormVersion::Dispatch};
 const char* version_name(RmsNormVersion v);
 
 // The largest N the Registers versions accept for element type T (the row must fit in the
@@ -83,6 +87,17 @@ bool pipelined_pays(NormOp op, int64_t rows, int64_t n);
 constexpr int64_t min_pipelined_row_bytes(NormOp op) {
   return op == NormOp::LayerNorm ? 8192 : op == NormOp::RmsNorm ? 16384 : 32768;
 }
+
+// The longest row the Reread versions take (their pack and batch indices are 32-bit).
+constexpr int64_t kMaxRereadN = int64_t{1} << 30;
+
+// Where the Reread versions beat the others (measured on an H200, see the chapter README): rows
+// too long for the Registers versions, at any count; and, with many rows whose rows in flight fit
+// in L2 (so that the second read finds them there; the fused add keeps two per block, x and the
+// residual), the row lengths where they measured faster (reread_measured_faster in
+// reread_config.h).
+template <typename T>
+bool reread_pays(NormOp op, int64_t rows, int64_t n);
 
 // The dispatchers' choice (TODOs 8, 9): the version that Dispatch runs for `rows` rows of n
 // elements of T (`fused`: the residual add + RMSNorm).

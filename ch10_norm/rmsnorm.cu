@@ -4,7 +4,10 @@
 //                 statistic instead of two, and the fallback for rows too long for registers)
 //   2 registers   the row in registers, as layernorm_3_registers: one statistic, one reduction
 //   3 pipelined   rows streamed through a shared-memory ring, as layernorm_4_pipelined
-//   4 dispatch    pipelined where it pays, registers, block_loop beyond (dispatch.cu)
+//   4 reread      block per row, the row read twice, as layernorm_5_reread (given: one statistic
+//                 is what TODO 11 computes first; the fused add forms r = x + residual in both
+//                 passes and writes it in the second, so nothing is read after it was written)
+//   5 dispatch    reread or pipelined where they pay, registers, block_loop beyond (dispatch.cu)
 // The fused add_rmsnorm versions compute r = x + residual, write r back to `residual` (the next
 // layer's residual stream) and normalize r, all in the same kernel: 4 tensors move instead of the
 // 6 of an add kernel followed by an RMSNorm kernel.
@@ -15,11 +18,13 @@
 #include "registers_config.h"
 #include "ring_config.h"
 #include "row_in_registers.cuh"
+#include "row_reread.cuh"
 #include "row_ring.cuh"
 
 #include "common/block_reduce.cuh"
 #include "common/errors.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace normalization {
@@ -164,6 +169,72 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
   }
 }
 
+// Version 4 (given): the row read twice (row_reread.cuh). With kFused, both passes read x and
+// the residual and round their sum; only the second writes it back, so every load reads memory
+// this kernel has not written (and may take the read-only path).
+template <typename T, int kThreads, int kPacks, bool kFused, bool kAligned>
+__global__ void __launch_bounds__(kThreads, reread_min_blocks(kThreads, reread_registers<T>(kFused ? NormOp::AddRmsNorm : NormOp::RmsNorm), kAligned))
+    rmsnorm_reread_kernel(const T* x, T* residual, const T* gamma, T* y, float* rstd_out,
+                          int64_t n, float eps) {
+  constexpr int kBatchPacks = kThreads * kPacks;
+  const int64_t row = blockIdx.x;
+  const T* x_row = x + row * n;
+  T* r_row = kFused ? residual + row * n : nullptr;
+  T* y_row = y + row * n;
+  const RowLayout<T> layout = row_layout<T, kAligned>(n, x_row, y_row, r_row, gamma, nullptr);
+  const RowTeam<false> team = RowTeam<false>::make();
+  // The thread's share of batch `part`, plus the residual where fused (r = x + residual, rounded).
+  auto load_batch = [&](RowSlice<T, kPacks>& slice, const RowLayout<T>& part) {
+    load_row(slice, x_row, part, team.rank, kThreads);
+    if constexpr (kFused) {
+      RowSlice<T, kPacks> res;
+      load_row(res, r_row, part, team.rank, kThreads);
+#pragma unroll
+      for (int k = 0; k < kPacks; ++k)
+        if (k * kThreads + team.rank < part.packs) slice.v[k] = add_rounded(slice.v[k], res.v[k]);
+    }
+  };
+  // The extra element (head or tail) this thread handles, with the residual added where fused.
+  auto extra_value = [&](int64_t col) {
+    const T v = x_row[col];
+    return kFused ? from_float<T>(to_float(v) + to_float(r_row[col])) : v;
+  };
+  const int batches = batch_count<kBatchPacks>(layout);
+  float sum_sq = 0.0f;
+#pragma unroll 1
+  for (int b = 0; b < batches; ++b) {
+    const RowLayout<T> part = batch_layout<T, kBatchPacks>(layout, b);
+    RowSlice<T, kPacks> slice;
+    load_batch(slice, part);
+    sum_sq += thread_sum(slice, part, team.rank, kThreads, [](float v) { return v * v; });
+  }
+  if (team.rank < layout.extras()) {
+    const float v = to_float(extra_value(layout.extra_column(team.rank)));
+    sum_sq += v * v;
+  }
+  const float rstd =
+      rsqrtf(common::block_reduce(sum_sq, common::Sum{}, 0.0f) / static_cast<float>(n) + eps);
+  const auto scale = [rstd](float v, float g, float) { return v * rstd * g; };
+  const auto same = [](float v, float, float) { return v; };
+  const T* no_param = nullptr;
+#pragma unroll 1
+  for (int b = batches - 1; b >= 0; --b) {
+    const RowLayout<T> part = batch_layout<T, kBatchPacks>(layout, b);
+    RowSlice<T, kPacks> slice;
+    load_batch(slice, part);
+    if constexpr (kFused)
+      store_row<true>(r_row, no_param, no_param, slice, part, team.rank, kThreads, same);
+    store_row<true>(y_row, gamma, no_param, slice, part, team.rank, kThreads, scale);
+  }
+  if (team.rank < layout.extras()) {
+    const int64_t col = layout.extra_column(team.rank);
+    const T v = extra_value(col);
+    if constexpr (kFused) r_row[col] = v;
+    y_row[col] = from_float<T>(scale(to_float(v), param_at(gamma, col, 1.0f), 0.0f));
+  }
+  if (team.rank == 0) write_stats(nullptr, rstd_out, row, 0.0f, rstd);
+}
+
 template <typename T, bool kFused>
 void launch(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, float* rstd,
             int64_t rows, int64_t n, float eps, cudaStream_t stream) {
@@ -204,6 +275,22 @@ void launch(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, flo
       CUDA_CHECK_LAUNCH();
       return;
     }
+    case RmsNormVersion::Reread:
+      CHECK_ARG(n <= kMaxRereadN, "the reread version takes rows of at most " << kMaxRereadN
+                                                                              << " elements, got " << n);
+      with_reread_instance(
+          reread_config<T>(n), rows_aligned<T>(n, {x, residual, gamma, y}),
+          [&](auto threads, auto packs, auto aligned) {
+            for (int64_t first = 0; first < rows; first += kMaxRereadGrid) {
+              const auto blocks = static_cast<unsigned>(std::min(rows - first, kMaxRereadGrid));
+              rmsnorm_reread_kernel<T, decltype(threads)::value, decltype(packs)::value, kFused,
+                                    decltype(aligned)::value><<<blocks, decltype(threads)::value, 0, stream>>>(
+                  x + first * n, kFused ? residual + first * n : nullptr, gamma, y + first * n,
+                  rstd ? rstd + first : nullptr, n, eps);
+              CUDA_CHECK_LAUNCH();
+            }
+          });
+      return;
     case RmsNormVersion::Dispatch:
       break;  // the callers resolve it first
   }
@@ -227,6 +314,8 @@ const char* version_name(RmsNormVersion v) {
       return "2_registers";
     case RmsNormVersion::Pipelined:
       return "3_pipelined";
+    case RmsNormVersion::Reread:
+      return "4_reread";
     case RmsNormVersion::Dispatch:
       return "dispatch";
   }

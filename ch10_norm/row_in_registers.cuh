@@ -264,8 +264,10 @@ __device__ __forceinline__ float param_extra(const ParamsInRegisters<T, kPacks>&
 
 // Writes row[j] = f(v_j, γ_j, β_j) for every element the thread holds. γ and β (G, B) are
 // pointers, read with 16-byte loads on the vector path (nullptr: 1 and 0), or
-// ParamsInRegisters.
-template <typename T, int kPacks, typename G, typename B, typename F>
+// ParamsInRegisters. kStreaming marks the 16-byte stores evict-first (st.global.cs): output
+// that nothing reads soon then does not push out of L2 the rows the Reread versions are about to
+// read a second time.
+template <bool kStreaming = false, typename T, int kPacks, typename G, typename B, typename F>
 __device__ __forceinline__ void store_row(T* row, const G& gamma, const B& beta,
                                           const RowSlice<T, kPacks>& slice,
                                           const RowLayout<T>& layout, int rank, int threads, F f) {
@@ -284,7 +286,10 @@ __device__ __forceinline__ void store_row(T* row, const G& gamma, const B& beta,
         v[e] = f(v[e], g[e], b[e]);
       const common::Pack<T> out = common::narrow<T>(v);
       if (layout.vectorized) {
-        common::store_pack(row + col, out);
+        if constexpr (kStreaming)
+          common::store_pack_streaming(row + col, out);
+        else
+          common::store_pack(row + col, out);
       } else {
 #pragma unroll
         for (int e = 0; e < kVec; ++e)

@@ -283,9 +283,37 @@ TEST_CASE("pipelined: rows streamed through a shared-memory ring by the copy eng
   check_pipelined_versions<__nv_bfloat16>();
 }
 
+TEST_CASE("reread: statistics in batches, the row read again from cache to normalize",
+          "[ch10_norm][reread]") {
+  INFO("fill TODO 11 in ch10_norm/layernorm.cu (RMSNorm's reread kernel is given; both use "
+       "TODO 4's load_row)");
+  check_layernorm_version<float>(LayerNormVersion::Reread, kAnyN);
+  check_layernorm_version<__half>(LayerNormVersion::Reread, kAnyN);
+  check_layernorm_version<__nv_bfloat16>(LayerNormVersion::Reread, kAnyN);
+  check_rmsnorm_version<float>(RmsNormVersion::Reread, kAnyN);
+  check_rmsnorm_version<__nv_bfloat16>(RmsNormVersion::Reread, kAnyN);
+  check_add_rmsnorm_version<float>(RmsNormVersion::Reread, kAnyN);
+  check_add_rmsnorm_version<__half>(RmsNormVersion::Reread, kAnyN);
+  check_add_rmsnorm_version<__nv_bfloat16>(RmsNormVersion::Reread, kAnyN);
+  // Many rows in several batches each (fp32: 512 threads x 4 packs = 8192 elements a batch),
+  // rows misaligned alike: every block's first and second passes walk the batches in opposite
+  // orders, and the head and tail elements are handled apart from them.
+  const auto p = check::make_problem<float>(600, 3 * 8192 + 5, Data::Normal, true, true, false, 9);
+  REQUIRE_CHECK(check::check_layernorm<float>("layernorm_5_reread fp32, 4 batches a row",
+                                              layernorm_run<float>(LayerNormVersion::Reread), p,
+                                              check::expect_layernorm(p), kPlacements[1]));
+  {  // Rows longer than kMaxRereadN are refused before anything is read.
+    common::DeviceBuffer<float> x(1), y(1);
+    REQUIRE_THROWS_AS(normalization::layernorm<float>(
+                          LayerNormVersion::Reread, x.data(), nullptr, nullptr, y.data(), nullptr,
+                          nullptr, 1, normalization::kMaxRereadN + 1, 1e-5f),
+                      std::invalid_argument);
+  }
+}
+
 TEST_CASE("the dispatchers pick by rows and row length, are right for every N, check arguments",
           "[ch10_norm][dispatch]") {
-  INFO("fill TODOs 8 and 9 in ch10_norm/dispatch.cu (the dispatchers run TODOs 3 to 7 and 10)");
+  INFO("fill TODOs 8 and 9 in ch10_norm/dispatch.cu (the dispatchers run TODOs 3 to 7, 10 and 11)");
   using normalization::NormOp;
   const int64_t many = normalization::kManyRows;
   for (int64_t n : kRowLengths) {
@@ -300,28 +328,56 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
     const RmsNormVersion without_ring_rms =
         fits ? RmsNormVersion::Registers : RmsNormVersion::BlockLoop;
     for (int64_t rows : {int64_t{1}, many - 1, many, int64_t{4096}}) {
+      // Reading twice pays only with many rows, and first in line: where it pays it runs.
+      const bool reread_ln = normalization::reread_pays<__nv_bfloat16>(NormOp::LayerNorm, rows, n);
+      const bool reread_rms = normalization::reread_pays<__nv_bfloat16>(NormOp::RmsNorm, rows, n);
+      const bool reread_add =
+          normalization::reread_pays<__nv_bfloat16>(NormOp::AddRmsNorm, rows, n);
+      // Few rows read twice only when the alternative reads twice too (rows beyond registers).
+      if (rows < many && fits) CHECK_FALSE((reread_ln || reread_rms || reread_add));
+      if (!fits) CHECK((reread_ln && reread_rms && reread_add));
+      if (reread_ln) {
+        CHECK(normalization::choose_layernorm_version<__nv_bfloat16>(rows, n) ==
+              LayerNormVersion::Reread);
+      }
+      if (reread_rms) {
+        CHECK(normalization::choose_rmsnorm_version<__nv_bfloat16>(rows, n, false) ==
+              RmsNormVersion::Reread);
+      }
+      if (reread_add) {
+        CHECK(normalization::choose_rmsnorm_version<__nv_bfloat16>(rows, n, true) ==
+              RmsNormVersion::Reread);
+      }
       CHECK(normalization::pipelined_pays<__nv_bfloat16>(NormOp::LayerNorm, rows, n) ==
             expected_ring(NormOp::LayerNorm, rows, 8192));
       CHECK(normalization::pipelined_pays<__nv_bfloat16>(NormOp::RmsNorm, rows, n) ==
             expected_ring(NormOp::RmsNorm, rows, 16384));
       CHECK(normalization::pipelined_pays<__nv_bfloat16>(NormOp::AddRmsNorm, rows, n) ==
             expected_ring(NormOp::AddRmsNorm, rows, 32768));
-      CHECK(normalization::choose_layernorm_version<__nv_bfloat16>(rows, n) ==
-            (expected_ring(NormOp::LayerNorm, rows, 8192) ? LayerNormVersion::Pipelined
-                                                          : without_ring));
-      CHECK(normalization::choose_rmsnorm_version<__nv_bfloat16>(rows, n, false) ==
-            (expected_ring(NormOp::RmsNorm, rows, 16384) ? RmsNormVersion::Pipelined
-                                                         : without_ring_rms));
-      CHECK(normalization::choose_rmsnorm_version<__nv_bfloat16>(rows, n, true) ==
-            (expected_ring(NormOp::AddRmsNorm, rows, 32768) ? RmsNormVersion::Pipelined
-                                                            : without_ring_rms));
+      if (!reread_ln) {
+        CHECK(normalization::choose_layernorm_version<__nv_bfloat16>(rows, n) ==
+              (expected_ring(NormOp::LayerNorm, rows, 8192) ? LayerNormVersion::Pipelined
+                                                            : without_ring));
+      }
+      if (!reread_rms) {
+        CHECK(normalization::choose_rmsnorm_version<__nv_bfloat16>(rows, n, false) ==
+              (expected_ring(NormOp::RmsNorm, rows, 16384) ? RmsNormVersion::Pipelined
+                                                           : without_ring_rms));
+      }
+      if (!reread_add) {
+        CHECK(normalization::choose_rmsnorm_version<__nv_bfloat16>(rows, n, true) ==
+              (expected_ring(NormOp::AddRmsNorm, rows, 32768) ? RmsNormVersion::Pipelined
+                                                              : without_ring_rms));
+      }
     }
     // fp32 rows already keep 64 bytes per thread in flight: no ring.
     for (NormOp op : {NormOp::LayerNorm, NormOp::RmsNorm, NormOp::AddRmsNorm})
       CHECK_FALSE(normalization::pipelined_pays<float>(op, 4096, n));
-    CHECK(normalization::choose_rmsnorm_version<float>(4096, n, false) ==
-          (n <= normalization::max_registers_n<float>() ? RmsNormVersion::Registers
-                                                        : RmsNormVersion::BlockLoop));
+    if (!normalization::reread_pays<float>(NormOp::RmsNorm, 4096, n)) {
+      CHECK(normalization::choose_rmsnorm_version<float>(4096, n, false) ==
+            (n <= normalization::max_registers_n<float>() ? RmsNormVersion::Registers
+                                                          : RmsNormVersion::BlockLoop));
+    }
   }
   check_layernorm_version<float>(LayerNormVersion::Dispatch, kAnyN);
   check_layernorm_version<__half>(LayerNormVersion::Dispatch, kAnyN);

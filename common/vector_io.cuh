@@ -40,6 +40,12 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T>& pack) {
   *reinterpret_cast<int4*>(p) = *reinterpret_cast<const int4*>(&pack);
 }
 
+// Store of data nothing reads again soon: evict-first in L2, so it does not push out what is.
+template <typename T>
+__device__ __forceinline__ void store_pack_streaming(T* p, const Pack<T>& pack) {
+  __stcs(reinterpret_cast<int4*>(p), *reinterpret_cast<const int4*>(&pack));
+}
+
 // The values of a pack widened to float, and floats rounded (to nearest even) into a pack. Half
 // and bf16 packs are handled as four 32-bit pairs: the pack stays in 4 registers, and a pair is
 // widened or narrowed by one or two instructions (a bf16 is the high half of a float: a shift or

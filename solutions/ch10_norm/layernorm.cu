@@ -10,7 +10,9 @@
 //                statistics come from registers
 //   4 pipelined  the same arithmetic, but the copy engine streams each block's next rows into a
 //                shared-memory ring while it works on the current one (row_ring.cuh)
-//   5 dispatch   pipelined where it pays, registers, welford beyond (dispatch.cu)
+//   5 reread     block per row, the row read twice: the statistics from a first pass in batches,
+//                the output from a second pass that finds the row in L1/L2 (row_reread.cuh)
+//   6 dispatch   reread or pipelined where they pay, registers, welford beyond (dispatch.cu)
 // The one-pass formula var = E[x²] − E[x]² is deliberately absent: see one_pass_trap.cpp.
 
 #include "norm.h"
@@ -19,11 +21,13 @@
 #include "registers_config.h"
 #include "ring_config.h"
 #include "row_in_registers.cuh"
+#include "row_reread.cuh"
 #include "row_ring.cuh"
 
 #include "common/block_reduce.cuh"
 #include "common/errors.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace normalization {
@@ -192,6 +196,75 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Version 5: the row read twice (row_reread.cuh). A thread sees its elements one batch at a time,
+// so it cannot take the mean first and the squares about it afterwards, as version 3 does from
+// registers: each batch's exact (count, mean, M2) is merged into the thread's running triple
+// (Chan's formula, common::WelfordMerge), and the block then needs two plain sums: the row's
+// mean, and each thread's M2 moved to that mean (M2 + count · (thread mean − row mean)²).
+template <typename T, int kThreads, int kPacks, bool kAligned>
+__global__ void __launch_bounds__(kThreads, reread_min_blocks(kThreads, reread_registers<T>(NormOp::LayerNorm), kAligned))
+    layernorm_reread_kernel(const T* x, const T* gamma, const T* beta, T* y, float* mean_out,
+                            float* rstd_out, int64_t n, float eps) {
+  constexpr int kBatchPacks = kThreads * kPacks;
+  const int64_t row = blockIdx.x;
+  const T* x_row = x + row * n;
+  T* y_row = y + row * n;
+  const RowLayout<T> layout = row_layout<T, kAligned>(n, x_row, y_row, gamma, beta, nullptr);
+  const int rank = static_cast<int>(threadIdx.x);
+  const int batches = batch_count<kBatchPacks>(layout);
+  // TODO 11 (about 30 lines; checked by [ch10_norm][reread]):
+  //   First pass, b = 0 .. batches − 1: part = batch_layout<T, kBatchPacks>(layout, b);
+  //   load_row(slice, x_row, part, rank, kThreads) into a RowSlice<T, kPacks>; the thread holds
+  //   count = held_elements<kPacks>(part, rank, kThreads) of them (skip the batch if 0); their
+  //   mean = thread_sum(v ↦ v) / count and m2 = thread_sum(v ↦ (v − mean)²); merge {count, mean,
+  //   m2} into the thread's common::Welford with common::WelfordMerge{}. A thread with
+  //   rank < layout.extras() also merges {1, x_row[layout.extra_column(rank)], 0}.
+  //   Then row mean = block_reduce(count · mean, Sum) / n and var = block_reduce(m2 + count · (mean
+  //   − row mean)², Sum) / n (count 0 contributes 0: never multiply 0 by an infinite square);
+  //   rstd = rsqrtf(var + eps); rank 0 calls write_stats. Second pass, b = batches − 1 down to 0: load the batch again and
+  //   store_row<true>(y_row, gamma, beta, slice, part, rank, kThreads, f) with version 3's f
+  //   (true: streaming stores, which L2 evicts first, see store_row); the extra
+  //   element goes straight to y_row (param_at for γ and β).
+  // BEGIN TODO 11
+  common::Welford stats{0.0f, 0.0f, 0.0f};
+#pragma unroll 1
+  for (int b = 0; b < batches; ++b) {
+    const RowLayout<T> part = batch_layout<T, kBatchPacks>(layout, b);
+    RowSlice<T, kPacks> slice;
+    load_row(slice, x_row, part, rank, kThreads);
+    const int count = held_elements<kPacks>(part, rank, kThreads);
+    if (count == 0) continue;
+    const float mean =
+        thread_sum(slice, part, rank, kThreads, [](float v) { return v; }) / static_cast<float>(count);
+    const float m2 = thread_sum(slice, part, rank, kThreads,
+                                [mean](float v) { return (v - mean) * (v - mean); });
+    stats = common::WelfordMerge{}(stats, {static_cast<float>(count), mean, m2});
+  }
+  if (rank < layout.extras())
+    stats = common::WelfordMerge{}(stats, {1.0f, to_float(x_row[layout.extra_column(rank)]), 0.0f});
+  const float inv_n = 1.0f / static_cast<float>(n);
+  const float mean = common::block_reduce(stats.count * stats.mean, common::Sum{}, 0.0f) * inv_n;
+  const float shift = stats.mean - mean;
+  const float m2 = stats.count > 0.0f ? stats.m2 + stats.count * shift * shift : 0.0f;
+  const float rstd = rsqrtf(common::block_reduce(m2, common::Sum{}, 0.0f) * inv_n + eps);
+  if (rank == 0) write_stats(mean_out, rstd_out, row, mean, rstd);
+  const auto normalize = [mean, rstd](float v, float g, float b) { return (v - mean) * rstd * g + b; };
+#pragma unroll 1
+  for (int b = batches - 1; b >= 0; --b) {
+    const RowLayout<T> part = batch_layout<T, kBatchPacks>(layout, b);
+    RowSlice<T, kPacks> slice;
+    load_row(slice, x_row, part, rank, kThreads);
+    store_row<true>(y_row, gamma, beta, slice, part, rank, kThreads, normalize);
+  }
+  if (rank < layout.extras()) {
+    const int64_t col = layout.extra_column(rank);
+    y_row[col] = from_float<T>(
+        normalize(to_float(x_row[col]), param_at(gamma, col, 1.0f), param_at(beta, col, 0.0f)));
+  }
+  // END TODO 11
+}
+
 }  // namespace detail
 
 const char* version_name(LayerNormVersion v) {
@@ -204,6 +277,8 @@ const char* version_name(LayerNormVersion v) {
       return "layernorm_3_registers";
     case LayerNormVersion::Pipelined:
       return "layernorm_4_pipelined";
+    case LayerNormVersion::Reread:
+      return "layernorm_5_reread";
     case LayerNormVersion::Dispatch:
       return "layernorm_dispatch";
   }
@@ -264,6 +339,23 @@ void layernorm(LayerNormVersion v, const T* x, const T* gamma, const T* beta, T*
                      stream>>>(x, gamma, beta, y, mean, rstd, rows, n, eps, config->stages);
           });
       CUDA_CHECK_LAUNCH();
+      return;
+    }
+    case LayerNormVersion::Reread: {
+      CHECK_ARG(n <= kMaxRereadN, "the reread version takes rows of at most " << kMaxRereadN
+                                                                              << " elements, got " << n);
+      with_reread_instance(
+          reread_config<T>(n), rows_aligned<T>(n, {x, y, gamma, beta}),
+          [&](auto threads, auto packs, auto aligned) {
+            for (int64_t first = 0; first < rows; first += kMaxRereadGrid) {
+              const auto blocks = static_cast<unsigned>(std::min(rows - first, kMaxRereadGrid));
+              layernorm_reread_kernel<T, decltype(threads)::value, decltype(packs)::value,
+                                      decltype(aligned)::value><<<blocks, decltype(threads)::value, 0, stream>>>(
+                  x + first * n, gamma, beta, y + first * n, mean ? mean + first : nullptr,
+                  rstd ? rstd + first : nullptr, n, eps);
+              CUDA_CHECK_LAUNCH();
+            }
+          });
       return;
     }
     case LayerNormVersion::Dispatch:

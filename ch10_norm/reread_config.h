@@ -1,0 +1,122 @@
+// How the Reread versions map a row onto a block (host code shared by LayerNorm, RMSNorm and the
+// dispatchers; the kernels' side is row_reread.cuh).
+#pragma once
+
+#include "norm.h"
+#include "registers_config.h"
+
+#include "common/gpu_info.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+namespace normalization::detail {
+
+// The registers a thread of the aligned instances gets: the fewest that compile without spilling
+// (the point of the design is many rows per SM): 40 for RMSNorm in fp32 (blocks of 512 threads
+// share an SM 3 at a time), 48 for RMSNorm in half and bf16 (widened, a pack is 8 floats), 48
+// and 56 for LayerNorm (its running triple, and β next to γ in the second pass), 64 and 80 for
+// the fused add, which holds x and the residual. The general instances, whose scalar path holds a
+// half or bf16 pack in 8 registers, get the compiler's choice.
+template <typename T>
+constexpr int reread_registers(NormOp op) {
+  if (op == NormOp::AddRmsNorm) return sizeof(T) == 4 ? 64 : 80;
+  if (op == NormOp::LayerNorm) return sizeof(T) == 4 ? 48 : 56;
+  return sizeof(T) == 4 ? 40 : 48;
+}
+constexpr int reread_blocks_per_sm(int threads, int registers) {
+  return std::max(1, std::min(2048 / threads, 65536 / (threads * registers)));
+}
+// __launch_bounds__'s second argument: blocks per SM, which caps the registers.
+constexpr int reread_min_blocks(int threads, int registers, bool aligned) {
+  return aligned ? reread_blocks_per_sm(threads, registers) : 1;
+}
+
+// One launch takes at most this many rows (a block each); more rows take more launches.
+constexpr int64_t kMaxRereadGrid = int64_t{1} << 30;
+
+struct RereadConfig {
+  int packs = 4;    // packs per thread and batch (a compile-time parameter of the kernel)
+  int threads = 0;  // block size, a power of two (a compile-time parameter as well)
+};
+
+// The shape that was fastest on an H200 (every shape timed at rows of 4 to 64 KiB, fp32 and
+// bf16, see the chapter README): 4 packs per thread (2 for rows of at most 256 packs), and
+// the smallest block of 128 to 512 threads whose batch covers the row; longer rows take several
+// batches of 512 × 4 packs.
+template <typename T>
+RereadConfig reread_config(int64_t n) {
+  const int64_t packs = n / vec_of<T>();
+  RereadConfig config;
+  config.packs = packs <= 256 ? 2 : 4;
+  config.threads = 128;
+  while (config.threads < 512 && int64_t{config.threads} * config.packs < packs)
+    config.threads *= 2;
+  return config;
+}
+
+// Whether the rows the GPU works on at once fit in L2 (for the fused add two per row of the
+// matrix: x and the residual are both read twice), so that the second pass reads from cache.
+template <typename T>
+bool reread_rows_fit_l2(NormOp op, int64_t rows, int64_t n) {
+  const auto& gpu = common::device_properties();
+  const RereadConfig config = reread_config<T>(n);
+  const int64_t rows_in_flight = std::min<int64_t>(
+      rows, int64_t{reread_blocks_per_sm(config.threads, reread_registers<T>(op))} *
+                gpu.multiProcessorCount);
+  const int64_t streams = op == NormOp::AddRmsNorm ? 2 : 1;
+  return rows_in_flight * n * streams * int64_t{sizeof(T)} <= gpu.l2CacheSize;
+}
+
+// Where the Reread versions beat the Registers and Pipelined versions by at least 1% of copy
+// bandwidth on an H200 (bench_norm, many rows of 2 to 128 KiB; the chapter README has the
+// table): the long rows, where a block of Registers holds up to 8 packs a thread and only one or
+// two such blocks share an SM, and a few shorter rows. Elsewhere they lose by up to 16%: their
+// second pass repeats the loads and the arithmetic that a register-held row does once.
+constexpr bool reread_measured_faster(NormOp op, int64_t element_bytes, int64_t row_bytes) {
+  constexpr int64_t KiB = 1024;
+  const bool long_row = row_bytes >= (element_bytes == 4 ? 48 : 64) * KiB;
+  if (element_bytes == 4) {
+    switch (op) {
+      case NormOp::LayerNorm:
+        return long_row;
+      case NormOp::RmsNorm:
+        return long_row || (row_bytes >= 4 * KiB && row_bytes < 6 * KiB);
+      case NormOp::AddRmsNorm:
+        return row_bytes >= 4 * KiB && row_bytes < 6 * KiB;
+    }
+  }
+  switch (op) {
+    case NormOp::LayerNorm:
+      return long_row || (row_bytes >= 6 * KiB && row_bytes <= 10 * KiB);
+    case NormOp::RmsNorm:
+      return long_row || (row_bytes >= 8 * KiB && row_bytes <= 20 * KiB);
+    case NormOp::AddRmsNorm:
+      return long_row;
+  }
+  return false;
+}
+
+// Calls launch(threads, packs, aligned) with the three as compile-time constants.
+template <typename Launch>
+void with_reread_instance(const RereadConfig& config, bool aligned, Launch launch) {
+  auto with_threads = [&](auto packs) {
+    with_flag(aligned, [&](auto is_aligned) {
+      switch (config.threads) {
+        case 128:
+          return launch(std::integral_constant<int, 128>{}, packs, is_aligned);
+        case 256:
+          return launch(std::integral_constant<int, 256>{}, packs, is_aligned);
+        default:
+          return launch(std::integral_constant<int, 512>{}, packs, is_aligned);
+      }
+    });
+  };
+  if (config.packs == 2)
+    with_threads(std::integral_constant<int, 2>{});
+  else
+    with_threads(std::integral_constant<int, 4>{});
+}
+
+}  // namespace normalization::detail

@@ -1,0 +1,55 @@
+// A block per row that reads its row twice, the second time from cache: the Reread versions.
+//
+// The Registers versions keep a thread's share of the row in registers from its load, through
+// the block's reductions, to its store. Registers then decide how many rows an SM works on at
+// once, and while a block waits at its reductions it has no bytes in flight. Here the first pass
+// streams the row in batches of kThreads · kPacks packs and keeps only the thread's statistics;
+// after the reductions the second pass loads every batch again, the last one first (the likeliest
+// still in L1), and writes. HBM sees one read as long as the rows in flight stay in L2, which the
+// dispatcher checks (prefers_reread). A pack lives in a register only while its batch is
+// summed, so a thread needs few registers and more rows share an SM, each at its own phase:
+// loading, reducing or storing. Chapter 10 softmax's version 5b is the same design.
+//
+//   row:    | head | batch 0: kThreads·kPacks packs | batch 1 | ... | last batch (partial) | tail |
+//   pass 1: batch 0, 1, ..., last: statistics           pass 2: last, ..., 1, 0: normalize, store
+//
+// The head and tail elements (fewer than 2 · kVec, row_in_registers.cuh) are handled on their
+// own by the first threads, in both passes.
+#pragma once
+
+// RowLayout, load_row, thread_sum and store_row come from row_in_registers.cuh, which the kernel
+// files include first (it has a TODO: the skeleton's and the solution's copies differ).
+#include "reread_config.h"
+
+#include <cstdint>
+
+namespace normalization::detail {
+
+// Batch b of a row: the packs [b·kBatchPacks, (b + 1)·kBatchPacks) of `row`, as a layout that
+// load_row, thread_sum and store_row take. It has no elements outside its packs (n is set so
+// that extras() is 0): the row's head and tail are not part of any batch.
+template <typename T, int kBatchPacks>
+__device__ __forceinline__ RowLayout<T> batch_layout(const RowLayout<T>& row, int b) {
+  constexpr int kVec = RowLayout<T>::kVec;
+  const int64_t first = int64_t{b} * kBatchPacks;
+  RowLayout<T> batch = row;
+  batch.head = row.head + first * kVec;
+  const int64_t left = row.packs - first;
+  batch.packs = left < kBatchPacks ? left : kBatchPacks;
+  batch.n = batch.packs * kVec;
+  return batch;
+}
+
+template <int kBatchPacks, typename T>
+__device__ __forceinline__ int batch_count(const RowLayout<T>& row) {
+  return static_cast<int>((row.packs + kBatchPacks - 1) / kBatchPacks);
+}
+
+// How many elements of `batch` thread `rank` of `threads` holds (kPacks packs at most).
+template <int kPacks, typename T>
+__device__ __forceinline__ int held_elements(const RowLayout<T>& batch, int rank, int threads) {
+  const int64_t packs = batch.packs > rank ? (batch.packs - rank + threads - 1) / threads : 0;
+  return static_cast<int>(packs < kPacks ? packs : kPacks) * RowLayout<T>::kVec;
+}
+
+}  // namespace normalization::detail
