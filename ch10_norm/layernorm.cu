@@ -289,23 +289,17 @@ void layernorm(LayerNormVersion v, const T* x, const T* gamma, const T* beta, T*
       CUDA_CHECK_LAUNCH();
       return;
     }
-    case LayerNormVersion::Reread: {
-      CHECK_ARG(n <= kMaxRereadN, "the reread version takes rows of at most " << kMaxRereadN
-                                                                              << " elements, got " << n);
-      with_reread_instance(
-          reread_config<T>(n), rows_aligned<T>(n, {x, y, gamma, beta}),
-          [&](auto threads, auto packs, auto aligned) {
-            for (int64_t first = 0; first < rows; first += kMaxRereadGrid) {
-              const auto blocks = static_cast<unsigned>(std::min(rows - first, kMaxRereadGrid));
-              layernorm_reread_kernel<T, decltype(threads)::value, decltype(packs)::value,
-                                      decltype(aligned)::value><<<blocks, decltype(threads)::value, 0, stream>>>(
-                  x + first * n, gamma, beta, y + first * n, mean ? mean + first : nullptr,
-                  rstd ? rstd + first : nullptr, n, eps);
-              CUDA_CHECK_LAUNCH();
-            }
+    case LayerNormVersion::Reread:
+      for_each_reread_launch<T>(
+          rows, n, rows_aligned<T>(n, {x, y, gamma, beta}),
+          [&](auto threads, auto packs, auto aligned, int64_t first, unsigned blocks) {
+            layernorm_reread_kernel<T, decltype(threads)::value, decltype(packs)::value,
+                                    decltype(aligned)::value>
+                <<<blocks, decltype(threads)::value, 0, stream>>>(
+                    x + first * n, gamma, beta, y + first * n, mean ? mean + first : nullptr,
+                    rstd ? rstd + first : nullptr, n, eps);
           });
       return;
-    }
     case LayerNormVersion::Dispatch:
       break;
   }

@@ -5,6 +5,7 @@
 #include "norm.h"
 #include "registers_config.h"
 
+#include "common/errors.hpp"
 #include "common/gpu_info.hpp"
 
 #include <algorithm>
@@ -117,6 +118,22 @@ void with_reread_instance(const RereadConfig& config, bool aligned, Launch launc
     with_threads(std::integral_constant<int, 2>{});
   else
     with_threads(std::integral_constant<int, 4>{});
+}
+
+// Checks n, then calls launch(threads, packs, aligned, first, blocks), the first three as
+// compile-time constants, for the rows [first, first + blocks): one launch per kMaxRereadGrid
+// rows, each checked.
+template <typename T, typename Launch>
+void for_each_reread_launch(int64_t rows, int64_t n, bool aligned, Launch launch) {
+  CHECK_ARG(n <= kMaxRereadN,
+            "the reread version takes rows of at most " << kMaxRereadN << " elements, got " << n);
+  with_reread_instance(reread_config<T>(n), aligned, [&](auto threads, auto packs, auto is_aligned) {
+    for (int64_t first = 0; first < rows; first += kMaxRereadGrid) {
+      launch(threads, packs, is_aligned, first,
+             static_cast<unsigned>(std::min(rows - first, kMaxRereadGrid)));
+      CUDA_CHECK_LAUNCH();
+    }
+  });
 }
 
 }  // namespace normalization::detail

@@ -276,19 +276,14 @@ void launch(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, flo
       return;
     }
     case RmsNormVersion::Reread:
-      CHECK_ARG(n <= kMaxRereadN, "the reread version takes rows of at most " << kMaxRereadN
-                                                                              << " elements, got " << n);
-      with_reread_instance(
-          reread_config<T>(n), rows_aligned<T>(n, {x, residual, gamma, y}),
-          [&](auto threads, auto packs, auto aligned) {
-            for (int64_t first = 0; first < rows; first += kMaxRereadGrid) {
-              const auto blocks = static_cast<unsigned>(std::min(rows - first, kMaxRereadGrid));
-              rmsnorm_reread_kernel<T, decltype(threads)::value, decltype(packs)::value, kFused,
-                                    decltype(aligned)::value><<<blocks, decltype(threads)::value, 0, stream>>>(
-                  x + first * n, kFused ? residual + first * n : nullptr, gamma, y + first * n,
-                  rstd ? rstd + first : nullptr, n, eps);
-              CUDA_CHECK_LAUNCH();
-            }
+      for_each_reread_launch<T>(
+          rows, n, rows_aligned<T>(n, {x, residual, gamma, y}),
+          [&](auto threads, auto packs, auto aligned, int64_t first, unsigned blocks) {
+            rmsnorm_reread_kernel<T, decltype(threads)::value, decltype(packs)::value, kFused,
+                                  decltype(aligned)::value>
+                <<<blocks, decltype(threads)::value, 0, stream>>>(
+                    x + first * n, kFused ? residual + first * n : nullptr, gamma, y + first * n,
+                    rstd ? rstd + first : nullptr, n, eps);
           });
       return;
     case RmsNormVersion::Dispatch:
