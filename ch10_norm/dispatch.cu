@@ -28,7 +28,8 @@ bool reread_pays(NormOp op, int64_t rows, int64_t n) {
   // 256 rows of 256 KiB), also where the rows in flight overflow L2. Both are a block per row
   // with the same two reads, whatever the number of rows.
   if (n > max_registers_n<T>()) return true;
-  return rows >= kManyRows && detail::reread_measured_faster(op, sizeof(T), n * int64_t{sizeof(T)}) &&
+  return rows >= kManyRows &&
+         detail::reread_measured_faster(op, sizeof(T), n * int64_t{sizeof(T)}) &&
          detail::reread_rows_fit_l2<T>(op, rows, n);
 }
 
@@ -36,7 +37,8 @@ template <typename T>
 LayerNormVersion choose_layernorm_version(int64_t rows, int64_t n) {
   // TODO 8 (about 4 lines; checked by [ch10_norm][dispatch]):
   //   Where reading the row twice pays (reread_pays<T>(NormOp::LayerNorm, rows, n)),
-  //   LayerNormVersion::Reread. Else where the copy engine's ring pays (pipelined_pays<T>(NormOp::LayerNorm, rows, n)),
+  //   LayerNormVersion::Reread. Else where the copy engine's ring pays
+  //   (pipelined_pays<T>(NormOp::LayerNorm, rows, n)),
   //   LayerNormVersion::Pipelined. Otherwise rows that fit in registers (n <= max_registers_n<T>(),
   //   which depends on T through the 16-byte pack: 4 floats or 8 halfs) read x once:
   //   LayerNormVersion::Registers. Longer rows cannot stay on chip: LayerNormVersion::Welford

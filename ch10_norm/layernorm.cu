@@ -176,7 +176,8 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
 // (Chan's formula, common::WelfordMerge), and the block then needs two plain sums: the row's
 // mean, and each thread's M2 moved to that mean (M2 + count · (thread mean − row mean)²).
 template <typename T, int kThreads, int kPacks, bool kAligned>
-__global__ void __launch_bounds__(kThreads, reread_min_blocks(kThreads, reread_registers<T>(NormOp::LayerNorm), kAligned))
+__global__ void __launch_bounds__(
+    kThreads, reread_min_blocks(kThreads, reread_registers<T>(NormOp::LayerNorm), kAligned))
     layernorm_reread_kernel(const T* x, const T* gamma, const T* beta, T* y, float* mean_out,
                             float* rstd_out, int64_t n, float eps) {
   constexpr int kBatchPacks = kThreads * kPacks;
@@ -195,10 +196,10 @@ __global__ void __launch_bounds__(kThreads, reread_min_blocks(kThreads, reread_r
   //   rank < layout.extras() also merges {1, x_row[layout.extra_column(rank)], 0}.
   //   Then row mean = block_reduce(count · mean, Sum) / n and var = block_reduce(m2 + count · (mean
   //   − row mean)², Sum) / n (count 0 contributes 0: never multiply 0 by an infinite square);
-  //   rstd = rsqrtf(var + eps); rank 0 calls write_stats. Second pass, b = batches − 1 down to 0: load the batch again and
-  //   store_row<true>(y_row, gamma, beta, slice, part, rank, kThreads, f) with version 3's f
-  //   (true: streaming stores, which L2 evicts first, see store_row); the extra
-  //   element goes straight to y_row (param_at for γ and β).
+  //   rstd = rsqrtf(var + eps); rank 0 calls write_stats. Second pass, b = batches − 1 down
+  //   to 0: load the batch again and store_row<true>(y_row, gamma, beta, slice, part, rank,
+  //   kThreads, f) with version 3's f (true: streaming stores, which L2 evicts first, see
+  //   store_row); the extra element goes straight to y_row (param_at for γ and β).
   // BEGIN TODO 11
   // your code: the two passes and the statistics between them
   (void)x_row;  // remove these placeholders

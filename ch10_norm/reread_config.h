@@ -26,12 +26,9 @@ constexpr int reread_registers(NormOp op) {
   if (op == NormOp::LayerNorm) return sizeof(T) == 4 ? 48 : 56;
   return sizeof(T) == 4 ? 40 : 48;
 }
-constexpr int reread_blocks_per_sm(int threads, int registers) {
-  return std::max(1, std::min(2048 / threads, 65536 / (threads * registers)));
-}
 // __launch_bounds__'s second argument: blocks per SM, which caps the registers.
 constexpr int reread_min_blocks(int threads, int registers, bool aligned) {
-  return aligned ? reread_blocks_per_sm(threads, registers) : 1;
+  return aligned ? common::blocks_per_sm(threads, registers) : 1;
 }
 
 // One launch takes at most this many rows (a block each); more rows take more launches.
@@ -61,13 +58,9 @@ RereadConfig reread_config(int64_t n) {
 // matrix: x and the residual are both read twice), so that the second pass reads from cache.
 template <typename T>
 bool reread_rows_fit_l2(NormOp op, int64_t rows, int64_t n) {
-  const auto& gpu = common::device_properties();
-  const RereadConfig config = reread_config<T>(n);
-  const int64_t rows_in_flight = std::min<int64_t>(
-      rows, int64_t{reread_blocks_per_sm(config.threads, reread_registers<T>(op))} *
-                gpu.multiProcessorCount);
   const int64_t streams = op == NormOp::AddRmsNorm ? 2 : 1;
-  return rows_in_flight * n * streams * int64_t{sizeof(T)} <= gpu.l2CacheSize;
+  return common::rows_in_flight_fit_l2(rows, n * streams * int64_t{sizeof(T)},
+                                       reread_config<T>(n).threads, reread_registers<T>(op));
 }
 
 // Where the Reread versions beat the Registers and Pipelined versions by at least 1% of copy

@@ -173,7 +173,10 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
 // the residual and round their sum; only the second writes it back, so every load reads memory
 // this kernel has not written (and may take the read-only path).
 template <typename T, int kThreads, int kPacks, bool kFused, bool kAligned>
-__global__ void __launch_bounds__(kThreads, reread_min_blocks(kThreads, reread_registers<T>(kFused ? NormOp::AddRmsNorm : NormOp::RmsNorm), kAligned))
+__global__ void __launch_bounds__(
+    kThreads,
+    reread_min_blocks(kThreads,
+                      reread_registers<T>(kFused ? NormOp::AddRmsNorm : NormOp::RmsNorm), kAligned))
     rmsnorm_reread_kernel(const T* x, T* residual, const T* gamma, T* y, float* rstd_out,
                           int64_t n, float eps) {
   constexpr int kBatchPacks = kThreads * kPacks;

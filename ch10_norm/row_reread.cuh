@@ -6,7 +6,7 @@
 // streams the row in batches of kThreads · kPacks packs and keeps only the thread's statistics;
 // after the reductions the second pass loads every batch again, the last one first (the likeliest
 // still in L1), and writes. HBM sees one read as long as the rows in flight stay in L2, which the
-// dispatcher checks (prefers_reread). A pack lives in a register only while its batch is
+// dispatcher checks (reread_pays). A pack lives in a register only while its batch is
 // summed, so a thread needs few registers and more rows share an SM, each at its own phase:
 // loading, reducing or storing. Chapter 10 softmax's version 5b is the same design.
 //

@@ -280,7 +280,7 @@ void launch_reread_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_
 template <typename T>
 bool prefers_reread_backward(const T* y, int64_t rows, int64_t cols, int threads) {
   return prefers_reread(y, rows, cols) &&
-         rows_in_flight_fit_l2(rows, 2 * cols * static_cast<int64_t>(sizeof(T)), threads, 64);
+         common::rows_in_flight_fit_l2(rows, 2 * cols * static_cast<int64_t>(sizeof(T)), threads, 64);
 }
 
 template <typename T>

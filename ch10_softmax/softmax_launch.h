@@ -41,10 +41,6 @@ struct RereadShape {
 };
 template <typename T>
 RereadShape reread_shape(const T* x, int64_t cols);
-// Whether the rows in flight at once (one per resident block of `threads` threads at
-// `registers` registers each, up to `rows`), `bytes_per_row` each, fit in L2: the test of
-// every kernel that reads its rows a second time from cache (version 5b and its backward).
-bool rows_in_flight_fit_l2(int64_t rows, int64_t bytes_per_row, int threads, int registers);
 // Whether the rows that version 5b has in flight at once fit in L2, so that the second read of
 // each comes from cache and not from memory.
 template <typename T>

@@ -41,4 +41,11 @@ std::string device_description() {
   return s.str();
 }
 
+bool rows_in_flight_fit_l2(int64_t rows, int64_t bytes_per_row, int threads, int registers) {
+  const cudaDeviceProp& gpu = device_properties();
+  const int64_t rows_in_flight = std::min<int64_t>(
+      rows, int64_t{blocks_per_sm(threads, registers)} * gpu.multiProcessorCount);
+  return rows_in_flight * bytes_per_row <= gpu.l2CacheSize;
+}
+
 }  // namespace common

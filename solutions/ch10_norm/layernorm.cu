@@ -203,7 +203,8 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
 // (Chan's formula, common::WelfordMerge), and the block then needs two plain sums: the row's
 // mean, and each thread's M2 moved to that mean (M2 + count · (thread mean − row mean)²).
 template <typename T, int kThreads, int kPacks, bool kAligned>
-__global__ void __launch_bounds__(kThreads, reread_min_blocks(kThreads, reread_registers<T>(NormOp::LayerNorm), kAligned))
+__global__ void __launch_bounds__(
+    kThreads, reread_min_blocks(kThreads, reread_registers<T>(NormOp::LayerNorm), kAligned))
     layernorm_reread_kernel(const T* x, const T* gamma, const T* beta, T* y, float* mean_out,
                             float* rstd_out, int64_t n, float eps) {
   constexpr int kBatchPacks = kThreads * kPacks;
@@ -222,10 +223,10 @@ __global__ void __launch_bounds__(kThreads, reread_min_blocks(kThreads, reread_r
   //   rank < layout.extras() also merges {1, x_row[layout.extra_column(rank)], 0}.
   //   Then row mean = block_reduce(count · mean, Sum) / n and var = block_reduce(m2 + count · (mean
   //   − row mean)², Sum) / n (count 0 contributes 0: never multiply 0 by an infinite square);
-  //   rstd = rsqrtf(var + eps); rank 0 calls write_stats. Second pass, b = batches − 1 down to 0: load the batch again and
-  //   store_row<true>(y_row, gamma, beta, slice, part, rank, kThreads, f) with version 3's f
-  //   (true: streaming stores, which L2 evicts first, see store_row); the extra
-  //   element goes straight to y_row (param_at for γ and β).
+  //   rstd = rsqrtf(var + eps); rank 0 calls write_stats. Second pass, b = batches − 1 down
+  //   to 0: load the batch again and store_row<true>(y_row, gamma, beta, slice, part, rank,
+  //   kThreads, f) with version 3's f (true: streaming stores, which L2 evicts first, see
+  //   store_row); the extra element goes straight to y_row (param_at for γ and β).
   // BEGIN TODO 11
   common::Welford stats{0.0f, 0.0f, 0.0f};
 #pragma unroll 1
@@ -235,8 +236,8 @@ __global__ void __launch_bounds__(kThreads, reread_min_blocks(kThreads, reread_r
     load_row(slice, x_row, part, rank, kThreads);
     const int count = held_elements<kPacks>(part, rank, kThreads);
     if (count == 0) continue;
-    const float mean =
-        thread_sum(slice, part, rank, kThreads, [](float v) { return v; }) / static_cast<float>(count);
+    const float mean = thread_sum(slice, part, rank, kThreads, [](float v) { return v; }) /
+                       static_cast<float>(count);
     const float m2 = thread_sum(slice, part, rank, kThreads,
                                 [mean](float v) { return (v - mean) * (v - mean); });
     stats = common::WelfordMerge{}(stats, {static_cast<float>(count), mean, m2});
@@ -249,7 +250,9 @@ __global__ void __launch_bounds__(kThreads, reread_min_blocks(kThreads, reread_r
   const float m2 = stats.count > 0.0f ? stats.m2 + stats.count * shift * shift : 0.0f;
   const float rstd = rsqrtf(common::block_reduce(m2, common::Sum{}, 0.0f) * inv_n + eps);
   if (rank == 0) write_stats(mean_out, rstd_out, row, mean, rstd);
-  const auto normalize = [mean, rstd](float v, float g, float b) { return (v - mean) * rstd * g + b; };
+  const auto normalize = [mean, rstd](float v, float g, float b) {
+    return (v - mean) * rstd * g + b;
+  };
 #pragma unroll 1
   for (int b = batches - 1; b >= 0; --b) {
     const RowLayout<T> part = batch_layout<T, kBatchPacks>(layout, b);

@@ -165,18 +165,10 @@ RereadShape reread_shape(const T* x, int64_t cols) {
   return {threads, packs};
 }
 
-bool rows_in_flight_fit_l2(int64_t rows, int64_t bytes_per_row, int threads, int registers) {
-  const auto& gpu = common::device_properties();
-  const int64_t blocks_per_sm = std::max<int64_t>(1, 65536 / (int64_t{threads} * registers));
-  const int64_t rows_in_flight =
-      std::min<int64_t>(rows, blocks_per_sm * gpu.multiProcessorCount);
-  return rows_in_flight * bytes_per_row <= gpu.l2CacheSize;
-}
-
 template <typename T>
 bool rereads_from_cache(const T* x, int64_t rows, int64_t cols) {
   const RereadShape shape = reread_shape(x, cols);
-  return rows_in_flight_fit_l2(rows, cols * static_cast<int64_t>(sizeof(T)), shape.threads,
+  return common::rows_in_flight_fit_l2(rows, cols * static_cast<int64_t>(sizeof(T)), shape.threads,
                                reread_registers<T>(shape.packs));
 }
 
