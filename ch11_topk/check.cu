@@ -8,6 +8,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -44,6 +45,29 @@ __global__ void fill_hashed_kernel(T* x, int64_t count, uint64_t seed) {
   }
 }
 
+// Every returned value must be the input element at its returned index, bit for bit: the kernels
+// decode values from their keys, and check_close, which compares numbers, cannot see a -0.0 that
+// came out as +0.0 or a NaN that lost its payload.
+template <typename T>
+common::CheckResult check_value_bits(const std::vector<T>& x, int64_t N, int k,
+                                     const std::vector<T>& values,
+                                     const std::vector<int64_t>& indices,
+                                     const std::string& where) {
+  for (size_t slot = 0; slot < values.size(); ++slot) {
+    const int64_t index = indices[slot];
+    if (index < 0 || index >= N) continue;  // check_indices reports it
+    const T& want = x[static_cast<size_t>(slot / static_cast<size_t>(k) * N + index)];
+    if (std::memcmp(&values[slot], &want, sizeof(T)) != 0) {
+      std::ostringstream why;
+      why << where << "value " << slot << " (index " << index << ") is "
+          << common::to_float(values[slot]) << ", not a bitwise copy of the input element "
+          << common::to_float(want);
+      return common::CheckResult::fail(why.str());
+    }
+  }
+  return common::CheckResult::pass();
+}
+
 }  // namespace
 
 void* workspace(size_t bytes) {
@@ -73,10 +97,13 @@ common::CheckResult check_topk(const TopKLauncher<T>& launch, const std::vector<
     expected = &computed;
   }
   const std::string where = shape(M, N, k);
+  const std::vector<T> got_values = values.download();
+  const std::vector<int64_t> got_indices = indices.download();
   common::CheckResult result =
-      common::check_indices(indices.download(), expected->indices, where + "indices");
-  result.and_then(common::check_close(values.download(), expected->values, 0.0, 0.0,
+      common::check_indices(got_indices, expected->indices, where + "indices");
+  result.and_then(common::check_close(got_values, expected->values, 0.0, 0.0,
                                       where + "values (copies of input elements: exact)"));
+  result.and_then(check_value_bits(x, N, k, got_values, got_indices, where));
   result.and_then(common::check_guards(values, where + "values"));
   result.and_then(common::check_guards(indices, where + "indices"));
   result.and_then(common::check_guards(input, where + "input (written by the kernel)"));

@@ -621,7 +621,7 @@ __global__ void __launch_bounds__(kFilterThreads, Config::kBlocksPerSM)
     if constexpr (kSoftmax) {
       if (c == kEmptySlot) continue;
       write_slot(row, c, static_cast<T*>(nullptr), indices, slot);
-      const float y = KeyTraits<T>::to_float(row[composite_index(c)]) * scale;
+      const float y = key_value<T>(static_cast<uint32_t>(c >> 32)) * scale;  // NaN stays NaN
       probs[slot] = softmax_probability(y, state);
     } else {
       write_slot(row, c, values, indices, slot);

@@ -6,7 +6,8 @@
 #include "common/data_gen.hpp"
 
 #include <cmath>
-#include <limits>
+#include <cstdint>
+#include <cstring>
 
 namespace {
 
@@ -14,12 +15,13 @@ using wrong_kernels::Flaw;
 using wrong_kernels::SoftmaxFlaw;
 
 // Rows of values in {0, 1, 2, 3} (the top k are all ties), the row's largest value in its last
-// column (the tail), and a NaN in row 0: every flaw shows.
+// column (the tail), and a NaN with a payload in row 0: every flaw shows.
 std::vector<float> flaw_revealing_input(int64_t M, int64_t N) {
   std::vector<float> x = common::gen::ties(static_cast<size_t>(M * N), 11, 4);
   for (int64_t r = 0; r < M; ++r)
     x[static_cast<size_t>(r * N + N - 1)] = 10.0f;
-  x[5] = std::numeric_limits<float>::quiet_NaN();
+  const uint32_t nan_with_payload = 0x7FC0ABCDu;
+  std::memcpy(&x[5], &nan_with_payload, sizeof(float));
   return x;
 }
 

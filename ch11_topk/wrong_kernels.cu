@@ -43,7 +43,10 @@ __global__ void topk_kernel(Flaw flaw, const float* x, int64_t M, int64_t N, int
     previous = next_best(row, n, previous, flaw);
     const int64_t slot = r * k + (flaw == Flaw::Ascending ? k - 1 - j : j);
     const int64_t i = index_of(previous, flaw);
-    values[slot] = flaw == Flaw::Zeros ? 0.0f : row[i];
+    values[slot] = flaw == Flaw::Zeros ? 0.0f
+                   : flaw == Flaw::DropsNaNPayload
+                       ? topk::detail::key_value<float>(static_cast<uint32_t>(previous >> 32))
+                       : row[i];
     indices[slot] = flaw == Flaw::Zeros ? 0 : i;
   }
   if (flaw == Flaw::WritesPastEnd && r == M - 1) {
@@ -100,6 +103,8 @@ const char* flaw_name(Flaw f) {
       return "ascending order";
     case Flaw::WritesPastEnd:
       return "writes past the end";
+    case Flaw::DropsNaNPayload:
+      return "drops the NaN payload";
   }
   return "?";
 }

@@ -18,9 +18,11 @@ enum class Flaw {
   NaNAsSmallest,      // compares floats with '>', so NaN never wins
   Ascending,          // the right k elements in ascending order
   WritesPastEnd,      // writes one slot more than k in the last row
+  DropsNaNPayload,    // writes the value decoded from the key: every NaN becomes one NaN
 };
-constexpr Flaw kAllFlaws[] = {Flaw::Zeros,         Flaw::TiesToHigherIndex, Flaw::SkipsLastElement,
-                              Flaw::NaNAsSmallest, Flaw::Ascending,         Flaw::WritesPastEnd};
+constexpr Flaw kAllFlaws[] = {Flaw::Zeros,          Flaw::TiesToHigherIndex, Flaw::SkipsLastElement,
+                              Flaw::NaNAsSmallest,  Flaw::Ascending,         Flaw::WritesPastEnd,
+                              Flaw::DropsNaNPayload};
 const char* flaw_name(Flaw f);
 
 void topk(Flaw flaw, const float* x, int64_t M, int64_t N, int k, float* values, int64_t* indices,
