@@ -47,7 +47,7 @@ __global__ void fill_hashed_kernel(T* x, int64_t count, uint64_t seed) {
 
 // Every returned value must be the input element at its returned index, bit for bit: the kernels
 // decode values from their keys, and check_close, which compares numbers, cannot see a -0.0 that
-// came out as +0.0 or a NaN that lost its payload.
+// came out as +0.0 or a NaN that lost its sign or payload.
 template <typename T>
 common::CheckResult check_value_bits(const std::vector<T>& x, int64_t N, int k,
                                      const std::vector<T>& values,
@@ -59,9 +59,13 @@ common::CheckResult check_value_bits(const std::vector<T>& x, int64_t N, int k,
     const T& want = x[static_cast<size_t>(slot / static_cast<size_t>(k) * N + index)];
     if (std::memcmp(&values[slot], &want, sizeof(T)) != 0) {
       std::ostringstream why;
+      uint32_t got_bits = 0, want_bits = 0;
+      std::memcpy(&got_bits, &values[slot], sizeof(T));
+      std::memcpy(&want_bits, &want, sizeof(T));
       why << where << "value " << slot << " (index " << index << ") is "
-          << common::to_float(values[slot]) << ", not a bitwise copy of the input element "
-          << common::to_float(want);
+          << common::to_float(values[slot]) << " (bits 0x" << std::hex << got_bits
+          << "), not a bitwise copy of the input element " << common::to_float(want) << " (0x"
+          << want_bits << std::dec << ")";
       return common::CheckResult::fail(why.str());
     }
   }

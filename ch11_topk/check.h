@@ -3,13 +3,14 @@
 // and by the checker tests, which feed it deliberately wrong kernels.
 //
 // What "correct" means here: indices equal the reference exactly (the order is total, so there
-// is one right answer), values are bit-for-bit the input elements at those indices (compared
-// with zero tolerance), every output slot was written, nothing was written past either end.
-// Probabilities of the fused kernel: |p - p_ref| <= 1e-12 + 1e-4 |p_ref|. Why 1e-4: each
-// thread sums its exp terms in float (relative error at most about (N / 128) 2^-24, 6e-5 at
-// N = 128k, typically far less since rounding errors do not all add up) and the approximate
-// exponential (ex2.approx) adds about 2^-21; 1e-12 only forgives probabilities float cannot
-// even represent accurately, while the top-1 probability of any row is >= 1 / N, far above it.
+// is one right answer), values are bit-for-bit the input elements at those indices (so that a
+// -0.0 or a NaN's sign and payload cannot change unseen), every output slot was written, nothing
+// was written past either end. Probabilities of the fused kernel: |p - p_ref| <= 1e-12 + 1e-4
+// |p_ref|. Why 1e-4: each thread sums its exp terms in float (relative error at most about (N /
+// 128) 2^-24, 6e-5 at N = 128k, typically far less since rounding errors do not all add up) and the
+// approximate exponential (ex2.approx) adds about 2^-21; 1e-12 only forgives probabilities float
+// cannot even represent accurately, while the top-1 probability of any row is >= 1 / N, far above
+// it.
 #pragma once
 
 #include "cpu_ref.h"

@@ -309,8 +309,39 @@ void check_baited_unaligned(int k, int chunks) {
     for (int t = 0; t < k - r - 1; ++t)  // between the runs, which are 1024 elements apart
       x[static_cast<size_t>(run_start(t % kRuns) + 20 + t / kRuns)] = 3e4f;
   }
+  REQUIRE_CHECK(topk_check::check_topk(split_launcher<T>(chunks), common::convert<T>(x), M, N, k));
+}
+
+// A split row whose sampled runs all start with the same bait value, 1e4, misaligned by one
+// element so that every chunk starts with a few elements before its first 16-byte boundary, and
+// one more 1e4 at the first element of chunk 1, which ranks among the k best by its index. The
+// row's shared seed is the r-th bait; the baits after it by index tie with it but are below it,
+// and must be rejected in a chunk's body as at its edges (CandidateFilter::passes). A body that
+// kept them, while the edge element (tied too, and also after the seed) was rejected, let the
+// merge count k candidates, so the too-high guess went unnoticed and the edge element was lost.
+template <typename T>
+void check_tied_bait_at_edge(int k, int chunks) {
+  constexpr int64_t M = 1, N = 128256;
+  constexpr size_t kMisalign = 1;
+  constexpr int64_t kVec = 16 / static_cast<int64_t>(sizeof(T));
+  const int64_t head = (kVec - static_cast<int64_t>(kMisalign) % kVec) % kVec;
+  const int64_t packs = (N - head) / kVec;
+  const int64_t chunk1 = ((N + chunks - 1) / chunks + 63) / 64 * 64;  // chunk_length's rule
+  INFO(common::DType<T>::name << " N=" << N << " k=" << k << " chunks=" << chunks
+                              << ", tied element at " << chunk1);
+  std::vector<float> x = common::gen::normal(static_cast<size_t>(N), 4545 + k);
+  int baits_before = 0;
+  for (int t = 0; t < topk::detail::kFilterThreads; ++t) {
+    const int64_t at = head + topk::detail::sample_pack(t, 0, packs) * kVec;
+    x[static_cast<size_t>(at)] = 1e4f;
+    baits_before += at < chunk1;
+  }
+  x[static_cast<size_t>(chunk1)] = 1e4f;
+  REQUIRE((kMisalign + static_cast<size_t>(chunk1)) % kVec != 0);  // before a 16-byte boundary
+  REQUIRE(topk::detail::seed_rank(k, N, true) < baits_before);     // the seed is a bait before it
+  REQUIRE(baits_before < k);                                       // and it is among the k best
   REQUIRE_CHECK(
-      topk_check::check_topk(split_launcher<T>(chunks), common::convert<T>(x), M, N, k));
+      topk_check::check_topk(split_launcher<T>(chunks), common::convert<T>(x), M, N, k, kMisalign));
 }
 
 TEST_CASE("version 3: a sample that misleads the seed", "[ch11_topk][radix_select]") {
@@ -351,6 +382,8 @@ TEST_CASE("version 4: rows split across blocks", "[ch11_topk][split_row]") {
     check_baited_unaligned<float>(k, 8);
     check_baited_unaligned<__half>(k, 8);
   }
+  check_tied_bait_at_edge<float>(50, 8);  // ties with the shared seed at a chunk's edge
+  check_tied_bait_at_edge<__nv_bfloat16>(50, 8);
 
   // The workspace is zero-filled once; every launch must hand its counters back at zero, or the
   // next launch merges too early. Here the checked launch is the third on the same workspace.

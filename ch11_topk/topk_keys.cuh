@@ -87,15 +87,24 @@ __device__ __forceinline__ uint32_t order_key(T value) {
   return order_key_of_bits<T>(KeyTraits<T>::bits(value));
 }
 
-// The inverse of order_key, as raw bits: those of the smallest value whose key is `key`. It
-// undoes order_key exactly except where order_key merged values: every NaN has the key of one
-// NaN, and -0.0 the key of +0.0. A key above +inf's or below -inf's gives a NaN.
+// The inverse of order_key, as raw bits: the bits order_key maps to `key`. It undoes order_key
+// exactly except for the two keys that merge values (key_merges_values): those give +0.0 and
+// the NaN whose bits are all ones but the sign. A key above +inf's or below -inf's gives a NaN.
 template <typename T>
 __device__ __forceinline__ uint32_t bits_of_key(uint32_t key) {
   constexpr int kBits = KeyTraits<T>::kBits;
   constexpr uint32_t kSign = 1u << (kBits - 1);
   constexpr uint32_t kAll = kBits == 32 ? 0xFFFFFFFFu : (1u << kBits) - 1;
   return (key & kSign) ? (key ^ kSign) : (~key & kAll);
+}
+// Whether `key` stands for more than one bit pattern: every NaN (of either sign, with any
+// payload) has the largest key, and -0.0 has +0.0's.
+template <typename T>
+__device__ __forceinline__ bool key_merges_values(uint32_t key) {
+  constexpr int kBits = KeyTraits<T>::kBits;
+  constexpr uint32_t kZero = 1u << (kBits - 1);
+  constexpr uint32_t kNaN = kBits == 32 ? 0xFFFFFFFFu : (1u << kBits) - 1;
+  return key == kZero || key == kNaN;
 }
 // The same as a float, which no comparison rejects when it is a NaN. Used for the filter's fast
 // test: composite >= threshold implies !(value < key_value(threshold's key)).
@@ -121,8 +130,8 @@ struct MaxComposite {
 // Every lane of a warp calls this together; the lanes with `keep` append their c to
 // list[*count, ...) in lane order. One shared atomicAdd per warp reserves the slots of all its
 // lanes: when many lanes append at once, an atomic per lane on one counter would serialize up to
-// 32 ways (the large-k filter, where a few lanes append at a time, uses one per lane). Returns the
-// list's end after this warp's append, or -1 when no lane appended.
+// 32 ways (the streaming filter, where a few lanes append at a time, uses one per lane). Returns
+// the list's end after this warp's append, or -1 when no lane appended.
 __device__ __forceinline__ int warp_append(uint64_t* list, int* count, bool keep, uint64_t c) {
   const unsigned mask = __ballot_sync(common::kFullWarpMask, keep);
   if (mask == 0) return -1;
@@ -227,25 +236,21 @@ __device__ void block_sort_descending(uint64_t* a, int n) {
 
 // Writes one output slot from its composite. The value is decoded from the key, which holds all
 // of its bits but in two cases, read back from the input so that they come out as they went in:
-// a NaN (its payload) and a zero (its sign). Reading every value back costs a global round trip
-// per slot at the end of each block, one after the other, since the compiler may not move a load
-// of the row above the previous slot's store to the values (the two may alias): eight per thread
-// at k = 1024, where decoding took 1024x128256 fp32 from 311.6 to 298.0 us on an H200.
-// An empty slot (only reachable when a TODO is still unwritten) is skipped, leaving the output
-// visibly unwritten instead of reading out of bounds.
+// a NaN (its sign and payload) and a zero (its sign). Reading every value back costs a global round
+// trip per slot at the end of each block, one after the other, since the compiler may not move a
+// load of the row above the previous slot's store to the values (the two may alias): eight per
+// thread at k = 1024, where decoding took 1024x128256 fp32 from 311.6 to 298.0 us on an H200. An
+// empty slot (only reachable when a TODO is still unwritten) is skipped, leaving the output visibly
+// unwritten instead of reading out of bounds.
 template <typename T>
 __device__ __forceinline__ void write_slot(const T* row, uint64_t c, T* values, int64_t* indices,
                                            int64_t slot) {
   if (c == kEmptySlot) return;
   const uint32_t index = composite_index(c);
   if (values) {
-    constexpr uint32_t kZero = 1u << (KeyTraits<T>::kBits - 1);  // the key of +0.0 and -0.0
-    constexpr uint32_t kNaN =
-        KeyTraits<T>::kBits == 32 ? 0xFFFFFFFFu : (1u << KeyTraits<T>::kBits) - 1;
     const uint32_t key = static_cast<uint32_t>(c >> 32);
-    values[slot] = key == kZero || key == kNaN
-                       ? row[index]
-                       : KeyTraits<T>::element_from_bits(bits_of_key<T>(key));
+    values[slot] = key_merges_values<T>(key) ? row[index]
+                                             : KeyTraits<T>::element_from_bits(bits_of_key<T>(key));
   }
   indices[slot] = index;
 }

@@ -87,6 +87,30 @@ struct CandidateFilter {
     if (end >= 0) seen_end = end;
   }
 
+  // The streaming filter's rule is one float comparison per element, !(v < pass_value(i)): the
+  // threshold's value, or the next float above it where an element tied with it would be below
+  // the threshold by index (ties pass only at indices up to the threshold's own). The body of
+  // stream_elements asks once per tile, with the tile's first index: its ties are rejected when
+  // the whole tile lies after the threshold's index and let through otherwise, a superset that
+  // the next compaction trims and that only the one tile straddling that index adds to. The
+  // elements around the 16-byte boundaries ask with their own index (offer_by_value). Every
+  // element a chunk keeps then ranks above every element it drops, which is what seed_held
+  // relies on: it counts what passed a guessed seed, and the count proves the guess right only
+  // if no element was dropped while a worse one was kept. (Ties with +inf, which no float
+  // exceeds, and a NaN threshold, which every comparison passes, let every tie through, in the
+  // body and at the edges alike.) Comparing values only, with ties let through everywhere, broke
+  // that for an edge element tested by composite, and let rows of many equal values (a mask of
+  // -inf, say) append whole tiles.
+  __device__ __forceinline__ float pass_value(int64_t first_index) const {
+    const int64_t threshold_index = composite_index(threshold);  // kEmptySlot: 2^32 - 1
+    return first_index > threshold_index ? nextafterf(threshold_value, INFINITY)
+                                         : threshold_value;
+  }
+  __device__ __forceinline__ void offer_by_value(bool valid, float v, int64_t index, uint64_t c) {
+    const int end = warp_append(buffer, count, valid && !(v < pass_value(index)), c);
+    if (end >= 0) seen_end = end;
+  }
+
   // A thread's own n > 0 slots, with an atomic of its own: when a few lanes of a warp append
   // together, the hardware serializes their atomics on the count, which costs less than a
   // warp-wide scan of the lanes' counts. Returns the first slot.
@@ -329,6 +353,7 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
   // The head and tail: their loads travel with the first tile's (or the sample's), but they are
   // offered after the seed, so that every candidate counted by seed_held passed it.
   uint64_t edge = kEmptySlot;
+  float edge_value = 0.0f;
   bool edge_valid = false;
   {
     const int t = threadIdx.x;
@@ -348,6 +373,7 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
       load_tile(0);
     }
     edge = composite(order_key(v), static_cast<uint32_t>(begin + i));
+    edge_value = KeyTraits<T>::to_float(v);
     edge_valid = valid;
     if constexpr (kSoftmax) {
       const float y[1] = {valid ? KeyTraits<T>::to_float(v) * scale : -INFINITY};
@@ -371,7 +397,7 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
     filter.seed(best, seed_rank);
   }
   // No end_tile: the buffer holds these few composites and a whole tile.
-  filter.offer(edge_valid, edge);
+  filter.offer_by_value(edge_valid, edge_value, composite_index(edge), edge);
   if (spread) load_tile(0);
   for (int64_t p0 = 0; p0 < num_packs; p0 += kStep) {
     Vec packs[kPacks];
@@ -383,12 +409,13 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
     // packed max instructions per pack, one comparison). Only when some lane of the warp holds a
     // pack that might pass does the warp look at that pack's elements, and composites are built
     // only for the elements that pass: typically one lane holds one such element.
+    const float pass_value = filter.pass_value(first_index + p0 * kVec);
     bool pack_passes[kPacks];
     bool maybe = false;
 #pragma unroll
     for (int j = 0; j < kPacks; ++j) {
       const bool valid = p0 + j * kFilterThreads + threadIdx.x < num_packs;
-      pack_passes[j] = valid && !(packs[j].max_value() < filter.threshold_value);
+      pack_passes[j] = valid && !(packs[j].max_value() < pass_value);
       maybe |= pack_passes[j];
     }
     if constexpr (kSoftmax) {
@@ -414,18 +441,15 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
         // warp holds one, and its atomic is the warp's only one. A warp vote and an offer per
         // element instead, one atomic per warp and element slot, took bf16 1024x128256, k = 50,
         // from 106.7 to 119.9 us on an H200, and k = 1 from 77.8 to 82.8.
-        // The value test alone decides: an element tied with the threshold's value but below
-        // it by index is kept too, which is harmless (compactions select by composite) and
-        // rare, and saves building every composite twice.
         uint32_t keep = 0;
 #pragma unroll
         for (int e = 0; e < kVec; ++e)
-          if (pack_passes[j] && !(packs[j].value(e) < filter.threshold_value)) keep |= 1u << e;
+          if (pack_passes[j] && !(packs[j].value(e) < pass_value)) keep |= 1u << e;
         // The lane visits only the elements it keeps, one per set bit of `keep` (a runtime
         // index into the pack's words, a few selects), where a loop unrolled over all kVec
         // elements under predicates issues every element's key and store for the whole warp
         // while typically one lane keeps one: 1024x128256 fp32, k = 1024, 298.3 -> 260.8 us and
-        // bf16 k = 50 104.7 -> 97.2 us on an H200. This loop is instruction-bound.
+        // bf16 k = 50 104.7 -> 97.2 us on an H200. This loop is close to instruction-bound.
         if (keep != 0) {
           int slot = filter.append_slots(__popc(keep));
           do {
