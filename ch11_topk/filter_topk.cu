@@ -106,8 +106,8 @@ struct CandidateFilter {
     return first_index > threshold_index ? nextafterf(threshold_value, INFINITY)
                                          : threshold_value;
   }
-  __device__ __forceinline__ void offer_by_value(bool valid, float v, int64_t index, uint64_t c) {
-    const int end = warp_append(buffer, count, valid && !(v < pass_value(index)), c);
+  __device__ __forceinline__ void offer_by_value(bool valid, float v, uint64_t c) {
+    const int end = warp_append(buffer, count, valid && !(v < pass_value(composite_index(c))), c);
     if (end >= 0) seen_end = end;
   }
 
@@ -248,7 +248,7 @@ struct RawPack {
     if constexpr (std::is_same_v<T, __nv_bfloat16>)  // a bf16 is the high half of a float
       return __uint_as_float(e % 2 ? word(e / 2) & 0xFFFF0000u : word(e / 2) << 16);
     else
-      return KeyTraits<T>::from_bits(bits(e));
+      return KeyTraits<T>::to_float(KeyTraits<T>::from_bits(bits(e)));
   }
   // The largest element as a float, NaN when any element is NaN (NaN ranks above everything):
   // half and bf16 pairs are compared two at a time (one packed max per two words).
@@ -368,7 +368,7 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
     edge_value = KeyTraits<T>::to_float(v);
     edge_valid = valid;
     if constexpr (kSoftmax) {
-      const float y[1] = {valid ? KeyTraits<T>::to_float(v) * scale : -INFINITY};
+      const float y[1] = {valid ? edge_value * scale : -INFINITY};
       state = accumulate_softmax(state, y);
     }
   }
@@ -389,7 +389,7 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
     filter.seed(best, seed_rank);
   }
   // No end_tile: the buffer holds these few composites and a whole tile.
-  filter.offer_by_value(edge_valid, edge_value, composite_index(edge), edge);
+  filter.offer_by_value(edge_valid, edge_value, edge);
   if (spread) load_tile(0);
   for (int64_t p0 = 0; p0 < num_packs; p0 += kStep) {
     Vec packs[kPacks];

@@ -38,9 +38,6 @@ struct KeyTraits<float> {
   __device__ __forceinline__ static uint32_t bits(float v) { return __float_as_uint(v); }
   __device__ __forceinline__ static float to_float(float v) { return v; }
   __device__ __forceinline__ static float from_bits(uint32_t b) { return __uint_as_float(b); }
-  __device__ __forceinline__ static float element_from_bits(uint32_t b) {
-    return __uint_as_float(b);
-  }
 };
 template <>
 struct KeyTraits<__half> {
@@ -48,10 +45,7 @@ struct KeyTraits<__half> {
   static constexpr uint32_t kInfBits = 0x7C00u;
   __device__ __forceinline__ static uint32_t bits(__half v) { return __half_as_ushort(v); }
   __device__ __forceinline__ static float to_float(__half v) { return __half2float(v); }
-  __device__ __forceinline__ static float from_bits(uint32_t b) {
-    return __half2float(__ushort_as_half(static_cast<unsigned short>(b)));
-  }
-  __device__ __forceinline__ static __half element_from_bits(uint32_t b) {
+  __device__ __forceinline__ static __half from_bits(uint32_t b) {
     return __ushort_as_half(static_cast<unsigned short>(b));
   }
 };
@@ -63,20 +57,22 @@ struct KeyTraits<__nv_bfloat16> {
     return __bfloat16_as_ushort(v);
   }
   __device__ __forceinline__ static float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-  __device__ __forceinline__ static float from_bits(uint32_t b) {
-    return __bfloat162float(__ushort_as_bfloat16(static_cast<unsigned short>(b)));
-  }
-  __device__ __forceinline__ static __nv_bfloat16 element_from_bits(uint32_t b) {
+  __device__ __forceinline__ static __nv_bfloat16 from_bits(uint32_t b) {
     return __ushort_as_bfloat16(static_cast<unsigned short>(b));
   }
 };
 
+// A key's top bit (set for values >= +0.0) and all its bits (16 for half and bf16).
+template <typename T>
+constexpr uint32_t kKeySign = 1u << (KeyTraits<T>::kBits - 1);
+template <typename T>
+constexpr uint32_t kKeyAll = KeyTraits<T>::kBits == 32 ? 0xFFFFFFFFu
+                                                       : (1u << KeyTraits<T>::kBits) - 1;
+
 // The key of an element given by its raw bits (the low 16 of b for half and bf16).
 template <typename T>
 __device__ __forceinline__ uint32_t order_key_of_bits(uint32_t b) {
-  constexpr int kBits = KeyTraits<T>::kBits;
-  constexpr uint32_t kSign = 1u << (kBits - 1);
-  constexpr uint32_t kAll = kBits == 32 ? 0xFFFFFFFFu : (1u << kBits) - 1;
+  constexpr uint32_t kSign = kKeySign<T>, kAll = kKeyAll<T>;
   const uint32_t magnitude = b & (kSign - 1);
   if (magnitude > KeyTraits<T>::kInfBits) return kAll;  // NaN: above +inf
   if (magnitude == 0) return kSign;                     // -0.0 ties with +0.0
@@ -92,25 +88,19 @@ __device__ __forceinline__ uint32_t order_key(T value) {
 // the NaN whose bits are all ones but the sign. A key above +inf's or below -inf's gives a NaN.
 template <typename T>
 __device__ __forceinline__ uint32_t bits_of_key(uint32_t key) {
-  constexpr int kBits = KeyTraits<T>::kBits;
-  constexpr uint32_t kSign = 1u << (kBits - 1);
-  constexpr uint32_t kAll = kBits == 32 ? 0xFFFFFFFFu : (1u << kBits) - 1;
-  return (key & kSign) ? (key ^ kSign) : (~key & kAll);
+  return (key & kKeySign<T>) ? (key ^ kKeySign<T>) : (~key & kKeyAll<T>);
 }
 // Whether `key` stands for more than one bit pattern: every NaN (of either sign, with any
 // payload) has the largest key, and -0.0 has +0.0's.
 template <typename T>
 __device__ __forceinline__ bool key_merges_values(uint32_t key) {
-  constexpr int kBits = KeyTraits<T>::kBits;
-  constexpr uint32_t kZero = 1u << (kBits - 1);
-  constexpr uint32_t kNaN = kBits == 32 ? 0xFFFFFFFFu : (1u << kBits) - 1;
-  return key == kZero || key == kNaN;
+  return key == kKeySign<T> || key == kKeyAll<T>;  // the keys of +-0.0 and of every NaN
 }
 // The same as a float, which no comparison rejects when it is a NaN. Used for the filter's fast
 // test: composite >= threshold implies !(value < key_value(threshold's key)).
 template <typename T>
 __device__ __forceinline__ float key_value(uint32_t key) {
-  return KeyTraits<T>::from_bits(bits_of_key<T>(key));
+  return KeyTraits<T>::to_float(KeyTraits<T>::from_bits(bits_of_key<T>(key)));
 }
 
 __device__ __forceinline__ uint64_t composite(uint32_t key, uint32_t index) {
@@ -249,8 +239,8 @@ __device__ __forceinline__ void write_slot(const T* row, uint64_t c, T* values, 
   const uint32_t index = composite_index(c);
   if (values) {
     const uint32_t key = static_cast<uint32_t>(c >> 32);
-    values[slot] = key_merges_values<T>(key) ? row[index]
-                                             : KeyTraits<T>::element_from_bits(bits_of_key<T>(key));
+    values[slot] =
+        key_merges_values<T>(key) ? row[index] : KeyTraits<T>::from_bits(bits_of_key<T>(key));
   }
   indices[slot] = index;
 }
