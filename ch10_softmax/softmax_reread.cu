@@ -135,7 +135,7 @@ template <typename T>
 bool rereads_from_cache(const T* x, int64_t rows, int64_t cols) {
   const RereadShape shape = reread_shape(x, cols);
   return common::rows_in_flight_fit_l2(rows, cols * static_cast<int64_t>(sizeof(T)), shape.threads,
-                               reread_registers<T>(shape.packs));
+                                       reread_registers<T>(shape.packs));
 }
 
 // Where version 5b beat versions 5 and 6 on the H200: rows of 8 KiB and more, up to 128 KiB

@@ -158,10 +158,12 @@ __global__ void __launch_bounds__(max_threads_for(kPacks))
 // kThreads x kPacks windows of y and dy read with plain loads, which stay in L1 and L2; then
 // every window again, the last batch first, and dx written with streaming stores. One read of
 // y and dy from memory as long as the rows in flight fit in L2 (prefers_reread_backward).
-// At most 64 registers (enough blocks to fill the register file): the fewest at which every
-// instance compiles without spilling.
+// At most kBackwardRereadRegisters registers (enough blocks to fill the register file): the
+// fewest at which every instance compiles without spilling.
+constexpr int kBackwardRereadRegisters = 64;
 template <typename T, int kThreads, int kPacks, bool kAligned>
-__global__ void __launch_bounds__(kThreads, 65536 / (kThreads * 64))
+__global__ void __launch_bounds__(kThreads,
+                                  common::blocks_per_sm(kThreads, kBackwardRereadRegisters))
     backward_reread_kernel(const T* y, const T* dy, T* dx, int64_t cols, bool dy_vector_ok,
                            bool dx_vector_ok) {
   const int64_t offset = blockIdx.x * cols;  // one row per block
@@ -285,11 +287,12 @@ void launch_reread_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_
 }
 
 // The forward's rule (prefers_reread), where the rows in flight of this kernel (blocks of
-// `threads` at 64 registers), a row of y and one of dy each, fit in L2.
+// `threads` at kBackwardRereadRegisters), a row of y and one of dy each, fit in L2.
 template <typename T>
 bool prefers_reread_backward(const T* y, int64_t rows, int64_t cols, int threads) {
   return prefers_reread(y, rows, cols) &&
-         common::rows_in_flight_fit_l2(rows, 2 * cols * static_cast<int64_t>(sizeof(T)), threads, 64);
+         common::rows_in_flight_fit_l2(rows, 2 * cols * static_cast<int64_t>(sizeof(T)), threads,
+                                       kBackwardRereadRegisters);
 }
 
 template <typename T>
