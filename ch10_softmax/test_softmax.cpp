@@ -243,6 +243,19 @@ TEST_CASE("version 9: backward", "[ch10_softmax][backward]") {
                        << (placement.in_place ? " (dx == dy)" : ""));
       REQUIRE_CHECK(check::check_backward(run, y, dy, rows, cols, placement));
     }
+    // Long aligned rows, enough for two blocks per SM when split: each row in chunks over a
+    // cluster (8 chunks of a 16-bit row, 16 of a float one; the last chunk shorter), in place
+    // and not.
+    for (bool in_place : {false, true}) {
+      const int64_t rows = 64, cols = 131072 + 8;
+      std::vector<T> y, dy;
+      check::backward_inputs(rows, cols, in_place ? 601 : 600, y, dy);
+      check::Placement placement{0, 0};
+      placement.in_place = in_place;
+      INFO("backward " << common::DType<T>::name << ", rows = " << rows << ", cols = " << cols
+                       << (in_place ? " (dx == dy)" : ""));
+      REQUIRE_CHECK(check::check_backward(run, y, dy, rows, cols, placement));
+    }
   };
   run_backward(float{});
   run_backward(__nv_bfloat16{});

@@ -6,8 +6,9 @@
 // of blocks (a long row split into chunks, sm_90); then dx is written from the registers.
 // Each byte of y, dy and dx moves once. Where the forward runs version 5b, so does the
 // backward: y and dy are read a second time from L1/L2 instead of being kept in registers
-// (backward_reread_kernel). Rows too long for any register cache (or long rows on a GPU without
-// clusters) take a streaming kernel that reads y and dy twice.
+// (backward_reread_kernel), and long rows whose blocks in flight would not fit in L2 are split
+// into chunks over a cluster for it. Rows too long for any register cache (or long rows on a GPU
+// without clusters) take a streaming kernel that reads y and dy twice.
 // Test it:  ./ch10_softmax/ch10_softmax_student_tests "[backward]"
 #include "softmax.h"
 #include "softmax_cluster.cuh"
@@ -154,6 +155,12 @@ __global__ void __launch_bounds__(max_threads_for(kPacks))
   }
 }
 
+// Windows per chunk when a row of `count` windows is cut into `chunks`: a multiple of 8 (128
+// bytes), so that two blocks never share a cache line of an aligned row.
+__device__ __forceinline__ int chunk_windows(int count, int chunks) {
+  return ((count + chunks - 1) / chunks + 7) / 8 * 8;
+}
+
 // Version 5b's design (softmax_reread.cu) for the backward: the dot product over batches of
 // kThreads x kPacks windows of y and dy read with plain loads, which stay in L1 and L2; then
 // every window again, the last batch first, and dx written with streaming stores. One read of
@@ -161,53 +168,66 @@ __global__ void __launch_bounds__(max_threads_for(kPacks))
 // At most kBackwardRereadRegisters registers (enough blocks to fill the register file): the
 // fewest at which every instance compiles without spilling.
 constexpr int kBackwardRereadRegisters = 64;
-template <typename T, int kThreads, int kPacks, bool kAligned>
+// With kSplit, a row is cut into `chunks` chunks, one per block of a cluster (sm_90): rows too long
+// for their blocks in flight to fit in L2 (bf16 256x131072 on an H200: 72.0 us as a cluster of
+// register caches, 58.5 split into 8 chunks of 32 KiB here). Block `chunk` of a row owns its
+// windows [first, end), and the blocks' dot products are merged as in version 6.
+template <typename T, int kThreads, int kPacks, bool kAligned, bool kSplit>
 __global__ void __launch_bounds__(kThreads,
                                   common::blocks_per_sm(kThreads, kBackwardRereadRegisters))
-    backward_reread_kernel(const T* y, const T* dy, T* dx, int64_t cols, bool dy_vector_ok,
-                           bool dx_vector_ok) {
-  const int64_t offset = blockIdx.x * cols;  // one row per block
+    backward_reread_kernel(const T* y, const T* dy, T* dx, int64_t cols, int split_chunks,
+                           bool dy_vector_ok, bool dx_vector_ok) {
+  const int chunks = kSplit ? split_chunks : 1;
+  const unsigned row = blockIdx.x / static_cast<unsigned>(chunks);
+  const int chunk = static_cast<int>(blockIdx.x - row * static_cast<unsigned>(chunks));
+  const int64_t offset = row * cols;
   const auto layout = row_layout<kAligned>(y + offset, cols);
+  const int per_chunk = chunk_windows(layout.count, chunks);
+  const int first = min(chunk * per_chunk, layout.count);
+  const int end = min(first + per_chunk, layout.count);
   constexpr int batch_windows = kPacks * kThreads;
-  const int batches = (layout.count + batch_windows - 1) / batch_windows;
+  const int batches = (end - first + batch_windows - 1) / batch_windows;
   float dot = 0.0f;
 #pragma unroll 1
   for (int b = 0; b < batches; ++b) {
     Window<T> y_batch[kPacks], dy_batch[kPacks];
 #pragma unroll
     for (int k = 0; k < kPacks; ++k) {
-      const int w = b * batch_windows + k * kThreads + static_cast<int>(threadIdx.x);
-      const bool inside = w < layout.count;
+      const int w = first + b * batch_windows + k * kThreads + static_cast<int>(threadIdx.x);
+      const bool inside = w < end;
       y_batch[k] = inside ? load_window(y + offset, cols, layout, w, T{}, true, Reuse::Again)
                           : fill_pack(T{});
-      dy_batch[k] = inside ? load_window(dy + offset, cols, layout, w, T{}, dy_vector_ok,
-                                         Reuse::Again)
-                           : fill_pack(T{});
+      dy_batch[k] = inside
+                        ? load_window(dy + offset, cols, layout, w, T{}, dy_vector_ok, Reuse::Again)
+                        : fill_pack(T{});
     }
 #pragma unroll
     for (int k = 0; k < kPacks; ++k)
       dot = window_dot(y_batch[k], dy_batch[k], dot);
   }
   dot = common::block_reduce(dot, common::Sum{}, 0.0f);
+  ClusterToken token;
+  if (chunks > 1) dot = cluster_reduce(dot, common::Sum{}, 0.0f, token);
 #pragma unroll 1
   for (int b = batches - 1; b >= 0; --b) {
     Window<T> y_batch[kPacks], dy_batch[kPacks];
 #pragma unroll
     for (int k = 0; k < kPacks; ++k) {
-      const int w = b * batch_windows + k * kThreads + static_cast<int>(threadIdx.x);
-      if (w < layout.count) {
+      const int w = first + b * batch_windows + k * kThreads + static_cast<int>(threadIdx.x);
+      if (w < end) {
         y_batch[k] = load_window(y + offset, cols, layout, w, T{}, true, Reuse::Once);
         dy_batch[k] = load_window(dy + offset, cols, layout, w, T{}, dy_vector_ok, Reuse::Once);
       }
     }
 #pragma unroll
     for (int k = 0; k < kPacks; ++k) {
-      const int w = b * batch_windows + k * kThreads + static_cast<int>(threadIdx.x);
-      if (w < layout.count)
+      const int w = first + b * batch_windows + k * kThreads + static_cast<int>(threadIdx.x);
+      if (w < end)
         store_window(dx + offset, cols, layout, w, backward_window(y_batch[k], dy_batch[k], dot),
                      dx_vector_ok, Reuse::Once);
     }
   }
+  cluster_reduce_done(token);
 }
 
 // Any length: the dot product in a first pass over y and dy, dx in a second.
@@ -271,17 +291,36 @@ void launch_cached_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_
   CUDA_CHECK_LAUNCH();
 }
 
-template <typename T, int kThreads>
-void launch_reread_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
+// kSplit: rows in `chunks` chunks. Split rows have aligned instances only: the unaligned float
+// ones spill at 64 registers.
+template <typename T, int kThreads, bool kSplit = false>
+void launch_reread_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols, int chunks,
                             cudaStream_t stream) {
   constexpr int kPacks = 4;
-  const auto kernel = rows_aligned<T>(cols, y, dy, dx)
-                          ? backward_reread_kernel<T, kThreads, kPacks, true>
-                          : backward_reread_kernel<T, kThreads, kPacks, false>;
-  for (int64_t first = 0; first < rows; first += kMaxGrid) {
-    kernel<<<static_cast<unsigned>(std::min(rows - first, kMaxGrid)), kThreads, 0, stream>>>(
-        y + first * cols, dy + first * cols, dx + first * cols, cols, same_16_byte_phase(dy, y),
-        same_16_byte_phase(dx, y));
+  const bool aligned = rows_aligned<T>(cols, y, dy, dx);
+  CHECK_ARG(kSplit ? aligned && chunks >= 1 && chunks <= kMaxCluster : chunks == 1,
+            "backward: a row in " << chunks << " chunks at this alignment");
+  const auto kernel = kSplit    ? backward_reread_kernel<T, kThreads, kPacks, true, true>
+                      : aligned ? backward_reread_kernel<T, kThreads, kPacks, true, false>
+                                : backward_reread_kernel<T, kThreads, kPacks, false, false>;
+  if (chunks > kMaxPortableCluster)
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  const int64_t max_rows = kMaxGrid / chunks;
+  for (int64_t first = 0; first < rows; first += max_rows) {
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(static_cast<unsigned>(std::min(rows - first, max_rows) * chunks));
+    config.blockDim = dim3(kThreads);
+    config.stream = stream;
+    cudaLaunchAttribute attribute = {};
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = chunks;
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    config.attrs = &attribute;
+    config.numAttrs = chunks > 1 ? 1 : 0;
+    CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, y + first * cols, dy + first * cols,
+                                  dx + first * cols, cols, chunks, same_16_byte_phase(dy, y),
+                                  same_16_byte_phase(dx, y)));
     CUDA_CHECK_LAUNCH();
   }
 }
@@ -293,6 +332,30 @@ bool prefers_reread_backward(const T* y, int64_t rows, int64_t cols, int threads
   return prefers_reread(y, rows, cols) &&
          common::rows_in_flight_fit_l2(rows, 2 * cols * static_cast<int64_t>(sizeof(T)), threads,
                                        kBackwardRereadRegisters);
+}
+
+// Rows of 128 KiB and more that version 5b's rule turns away, when rows times chunks give every
+// SM two blocks, the chunks in flight fit in L2 and the rows are aligned: chunks of
+// kSplitChunkBytes of y (and of dy) in blocks of kSplitThreads. 0: no split. Timed on an H200 at
+// 128 to 1024 threads and 1 to 16 chunks: this shape was the best or within 1% of it at bf16
+// 256x131072 (72.0 us before, 58.5 now), fp32 256x131072 (117.0 -> 113.8) and fp32 512x65536
+// (a tie).
+constexpr int kSplitThreads = 256;
+constexpr int64_t kSplitChunkBytes = 32 * 1024;
+template <typename T>
+int reread_split_chunks(const T* y, const T* dy, const T* dx, int64_t rows, int64_t cols) {
+  const int64_t row_bytes = cols * static_cast<int64_t>(sizeof(T));
+  if (!clusters_supported() || !rows_aligned<T>(cols, y, dy, dx) ||
+      row_bytes < 4 * kSplitChunkBytes)
+    return 0;
+  const int chunks = static_cast<int>(std::min<int64_t>(kMaxCluster, row_bytes / kSplitChunkBytes));
+  const int64_t sms = common::device_properties().multiProcessorCount;
+  const int64_t chunk_bytes = ceil_div(row_bytes, chunks);
+  if (rows * chunks < 2 * sms ||
+      !common::rows_in_flight_fit_l2(rows * chunks, 2 * chunk_bytes, kSplitThreads,
+                                     kBackwardRereadRegisters))
+    return 0;
+  return chunks;
 }
 
 template <typename T>
@@ -307,15 +370,19 @@ void launch_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
   if (prefers_reread_backward(y, rows, cols, reread_threads)) {  // rows of 8 KiB and more
     switch (reread_threads) {
       case 128:
-        return launch_reread_backward<T, 128>(y, dy, dx, rows, cols, stream);
+        return launch_reread_backward<T, 128>(y, dy, dx, rows, cols, 1, stream);
       case 256:
-        return launch_reread_backward<T, 256>(y, dy, dx, rows, cols, stream);
+        return launch_reread_backward<T, 256>(y, dy, dx, rows, cols, 1, stream);
       case 512:
-        return launch_reread_backward<T, 512>(y, dy, dx, rows, cols, stream);
+        return launch_reread_backward<T, 512>(y, dy, dx, rows, cols, 1, stream);
       default:
-        return launch_reread_backward<T, 1024>(y, dy, dx, rows, cols, stream);
+        return launch_reread_backward<T, 1024>(y, dy, dx, rows, cols, 1, stream);
     }
   }
+  const int split_chunks = reread_split_chunks(y, dy, dx, rows, cols);
+  if (split_chunks > 1)
+    return launch_reread_backward<T, kSplitThreads, true>(y, dy, dx, rows, cols, split_chunks,
+                                                          stream);
   // Rows of at most 64 windows (1 KiB): lanes of a warp; longer ones: blocks of the forward's
   // shape (measured faster from 4 KiB rows on, since y and dy double the registers per window).
   if (windows <= 64) {
