@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 namespace softmax::detail {
 namespace {
@@ -67,12 +68,15 @@ __device__ __forceinline__ int block_window(int first, int k) {
 // first + t + k * blockDim.x (consecutive threads, consecutive 16 bytes: coalesced).
 // The epilogue is a template parameter: a runtime flag keeps both epilogues' values alive in
 // registers that the cache needs.
-template <typename T, int kPacks, bool kLogSoftmax, bool kAligned>
+// kOneRow: every block handles a single row, and the cluster's merge pushes instead of pulling
+// (softmax_cluster.cuh).
+template <typename T, int kPacks, bool kLogSoftmax, bool kAligned, bool kOneRow>
 __global__ void __launch_bounds__(max_threads_for<T>(kPacks))
     SOFTMAX_MAX_REGISTERS(max_registers_for<T>(kPacks, kAligned, kLogSoftmax))
         cached_kernel(const T* x, T* y, int64_t rows, int64_t cols, int64_t windows_per_block,
                       bool y_vector_ok) {
   constexpr bool log_softmax = kLogSoftmax;
+  if constexpr (kOneRow) cluster_arrive_started();
   for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
     const T* x_row = x + row * cols;
     T* y_row = y + row * cols;
@@ -83,7 +87,7 @@ __global__ void __launch_bounds__(max_threads_for<T>(kPacks))
     const int end = static_cast<int>(
         first + windows_per_block < layout.count ? first + windows_per_block : layout.count);
     Window<T> cache[kPacks];
-    ClusterToken token;
+    std::conditional_t<kOneRow, OneRowClusterToken, ClusterToken> token;
     // TODO 5 (about 25 lines; checked by [ch10_softmax][block_cached]):
     //   Version 4 with a block instead of a group of lanes:
     //   (a) window w = block_window<T>(first, k) (k < kPacks, #pragma unroll on every loop over
@@ -144,16 +148,25 @@ int64_t max_windows_per_block() {
   return most;
 }
 
+template <typename T, int kPacks, bool kOneRow>
+auto pick_kernel(bool log_softmax, bool aligned) {
+  return log_softmax ? (aligned ? cached_kernel<T, kPacks, true, true, kOneRow>
+                                : cached_kernel<T, kPacks, true, false, kOneRow>)
+                     : (aligned ? cached_kernel<T, kPacks, false, true, kOneRow>
+                                : cached_kernel<T, kPacks, false, false, kOneRow>);
+}
+
 template <typename T, int kPacks>
 void launch_shape(const T* x, T* y, int64_t rows, int64_t cols, int cluster, int threads,
                   int64_t windows_per_block, bool log_softmax, bool y_vector_ok,
                   cudaStream_t stream) {
   const bool aligned = rows_aligned<T>(cols, x, y);
-  const auto kernel =
-      log_softmax
-          ? (aligned ? cached_kernel<T, kPacks, true, true> : cached_kernel<T, kPacks, true, false>)
-          : (aligned ? cached_kernel<T, kPacks, false, true>
-                     : cached_kernel<T, kPacks, false, false>);
+  // A row per cluster and all of them at once, one block per SM: the push merge (the latency
+  // regime). Otherwise the pull merge, and blocks may loop over rows.
+  const bool one_row =
+      cluster > 1 && rows * cluster <= common::device_properties().multiProcessorCount;
+  const auto kernel = one_row ? pick_kernel<T, kPacks, true>(log_softmax, aligned)
+                              : pick_kernel<T, kPacks, false>(log_softmax, aligned);
   if (cluster > kMaxPortableCluster)
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   cudaLaunchConfig_t config = {};
