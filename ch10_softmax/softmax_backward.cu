@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(max_threads_for(kPacks))
 }
 
 // Windows per chunk when a row of `count` windows is cut into `chunks`: a multiple of 8 (128
-// bytes), so that two blocks never share a cache line of an aligned row.
+// bytes), so that a row that starts on a cache line is cut at line boundaries.
 __device__ __forceinline__ int chunk_windows(int count, int chunks) {
   return ((count + chunks - 1) / chunks + 7) / 8 * 8;
 }
@@ -161,7 +161,7 @@ __device__ __forceinline__ int chunk_windows(int count, int chunks) {
 constexpr int kBackwardRereadRegisters = 64;
 // With kSplit, a row is cut into `chunks` chunks, one per block of a cluster (sm_90): rows too long
 // for their blocks in flight to fit in L2 (bf16 256x131072 on an H200: 72.0 us as a cluster of
-// register caches, 58.5 split into 8 chunks of 32 KiB here). Block `chunk` of a row owns its
+// register caches, 58.1 split into 8 chunks of 32 KiB here). Block `chunk` of a row owns its
 // windows [first, end), and the blocks' dot products are merged as in version 6.
 template <typename T, int kThreads, int kPacks, bool kAligned, bool kSplit>
 __global__ void __launch_bounds__(kThreads,
@@ -329,7 +329,7 @@ bool prefers_reread_backward(const T* y, int64_t rows, int64_t cols, int threads
 // SM two blocks, the chunks in flight fit in L2 and the rows are aligned: chunks of
 // kSplitChunkBytes of y (and of dy) in blocks of kSplitThreads. 0: no split. Timed on an H200 at
 // 128 to 1024 threads and 1 to 16 chunks: this shape was the best or within 1% of it at bf16
-// 256x131072 (72.0 us before, 58.5 now), fp32 256x131072 (117.0 -> 113.8) and fp32 512x65536
+// 256x131072 (72.0 us before, 58.1 now), fp32 256x131072 (117.0 -> 113.8) and fp32 512x65536
 // (a tie).
 constexpr int kSplitThreads = 256;
 constexpr int64_t kSplitChunkBytes = 32 * 1024;

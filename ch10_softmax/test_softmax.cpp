@@ -169,8 +169,8 @@ TEST_CASE("version 5b: block per row, row read again from cache", "[ch10_softmax
                                 << packs << " windows, rows = " << rows << ", cols = " << cols);
           const softmax::detail::RereadShape shape{threads, packs};
           auto launch = [shape](const T* x, T* y, int64_t r, int64_t c) {
-            softmax::detail::launch_reread(x, y, r, c, softmax::detail::Epilogue::Softmax,
-                                           nullptr, shape);
+            softmax::detail::launch_reread(x, y, r, c, softmax::detail::Epilogue::Softmax, nullptr,
+                                           shape);
           };
           REQUIRE_CHECK(check::check_forward<T>(launch, check::Op::Softmax,
                                                 check::logits<T>(rows, cols, 800 + i), rows, cols,
@@ -187,12 +187,21 @@ TEST_CASE("version 5b: block per row, row read again from cache", "[ch10_softmax
 TEST_CASE("version 6: row split across a cluster", "[ch10_softmax][split_row]") {
   REQUIRE(softmax::supports<float>(Version::SplitRow, 1, 131072 + 5));  // needs sm_90
   check_fp32(Version::SplitRow);
-  // Few rows of long columns, the regime version 6 is for, at every alignment.
+  // Few rows of long columns, the regime version 6 is for, at every alignment. A cluster holds
+  // one row here and merges by pushing (given code, softmax_cluster.cuh).
   for (size_t i = 0; i < 5; ++i) {
     const int64_t rows = 2, cols = 65536 + 3 * static_cast<int64_t>(i);
-    INFO("fill TODO 6 (and TODO 5): rows = " << rows << ", cols = " << cols);
+    INFO("fill TODO 5: rows = " << rows << ", cols = " << cols);
     REQUIRE_CHECK(check::check_forward(forward<float>(Version::SplitRow, check::Op::Softmax),
                                        check::Op::Softmax, check::logits<float>(rows, cols, i),
+                                       rows, cols, placement_for(i)));
+  }
+  // Many long rows: clusters of 8 blocks, more of them than SMs, merging with TODO 6's pull.
+  for (size_t i = 0; i < 3; ++i) {
+    const int64_t rows = 128, cols = 32768 + 3 * static_cast<int64_t>(i);
+    INFO("fill TODO 6 (and TODO 5): rows = " << rows << ", cols = " << cols);
+    REQUIRE_CHECK(check::check_forward(forward<float>(Version::SplitRow, check::Op::Softmax),
+                                       check::Op::Softmax, check::logits<float>(rows, cols, 20 + i),
                                        rows, cols, placement_for(i)));
   }
 }
@@ -250,7 +259,8 @@ TEST_CASE("version 9: backward", "[ch10_softmax][backward]") {
       const int64_t rows = 64, cols = 131072 + 8;
       std::vector<T> y, dy;
       check::backward_inputs(rows, cols, in_place ? 601 : 600, y, dy);
-      check::Placement placement{0, 0};
+      check::Placement placement;  // y, dy and dx all on 16 bytes: the split needs them there
+      placement.dx_misalign = 0;
       placement.in_place = in_place;
       INFO("backward " << common::DType<T>::name << ", rows = " << rows << ", cols = " << cols
                        << (in_place ? " (dx == dy)" : ""));
