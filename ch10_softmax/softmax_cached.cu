@@ -167,21 +167,9 @@ void launch_shape(const T* x, T* y, int64_t rows, int64_t cols, int cluster, int
       cluster > 1 && rows * cluster <= common::device_properties().multiProcessorCount;
   const auto kernel = one_row ? pick_kernel<T, kPacks, true>(log_softmax, aligned)
                               : pick_kernel<T, kPacks, false>(log_softmax, aligned);
-  if (cluster > kMaxPortableCluster)
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(cluster, static_cast<unsigned>(std::min(rows, kMaxGridRows)));
-  config.blockDim = dim3(threads);
-  config.stream = stream;
-  cudaLaunchAttribute attribute = {};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = cluster;
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = 1;
-  config.attrs = &attribute;
-  config.numAttrs = cluster > 1 ? 1 : 0;
-  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, x, y, rows, cols, windows_per_block, y_vector_ok));
-  CUDA_CHECK_LAUNCH();
+  const dim3 grid(cluster, static_cast<unsigned>(std::min(rows, kMaxGridRows)));
+  launch_clustered(kernel, grid, threads, cluster, stream, x, y, rows, cols, windows_per_block,
+                   y_vector_ok);
 }
 
 }  // namespace

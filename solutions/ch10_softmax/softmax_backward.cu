@@ -271,24 +271,10 @@ template <typename T, int kPacks>
 void launch_cached_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols, int cluster,
                             int threads, int64_t windows_per_block, cudaStream_t stream) {
   const dim3 grid(cluster, static_cast<unsigned>(std::min(rows, kMaxGridRows)));
-  cudaLaunchConfig_t config = {};
-  config.gridDim = grid;
-  config.blockDim = dim3(threads);
-  config.stream = stream;
-  cudaLaunchAttribute attribute = {};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = cluster;
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = 1;
-  config.attrs = &attribute;
-  config.numAttrs = cluster > 1 ? 1 : 0;
   const auto kernel = rows_aligned<T>(cols, y, dy, dx) ? backward_cached_kernel<T, kPacks, true>
                                                        : backward_cached_kernel<T, kPacks, false>;
-  if (cluster > kMaxPortableCluster)
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, y, dy, dx, rows, cols, windows_per_block,
-                                same_16_byte_phase(dy, y), same_16_byte_phase(dx, y)));
-  CUDA_CHECK_LAUNCH();
+  launch_clustered(kernel, grid, threads, cluster, stream, y, dy, dx, rows, cols, windows_per_block,
+                   same_16_byte_phase(dy, y), same_16_byte_phase(dx, y));
 }
 
 // kSplit: rows in `chunks` chunks. Split rows have aligned instances only: the unaligned float
@@ -303,25 +289,12 @@ void launch_reread_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_
   const auto kernel = kSplit    ? backward_reread_kernel<T, kThreads, kPacks, true, true>
                       : aligned ? backward_reread_kernel<T, kThreads, kPacks, true, false>
                                 : backward_reread_kernel<T, kThreads, kPacks, false, false>;
-  if (chunks > kMaxPortableCluster)
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   const int64_t max_rows = kMaxGrid / chunks;
   for (int64_t first = 0; first < rows; first += max_rows) {
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(static_cast<unsigned>(std::min(rows - first, max_rows) * chunks));
-    config.blockDim = dim3(kThreads);
-    config.stream = stream;
-    cudaLaunchAttribute attribute = {};
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = chunks;
-    attribute.val.clusterDim.y = 1;
-    attribute.val.clusterDim.z = 1;
-    config.attrs = &attribute;
-    config.numAttrs = chunks > 1 ? 1 : 0;
-    CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, y + first * cols, dy + first * cols,
-                                  dx + first * cols, cols, chunks, same_16_byte_phase(dy, y),
-                                  same_16_byte_phase(dx, y)));
-    CUDA_CHECK_LAUNCH();
+    const dim3 grid(static_cast<unsigned>(std::min(rows - first, max_rows) * chunks));
+    launch_clustered(kernel, grid, kThreads, chunks, stream, y + first * cols, dy + first * cols,
+                     dx + first * cols, cols, chunks, same_16_byte_phase(dy, y),
+                     same_16_byte_phase(dx, y));
   }
 }
 

@@ -1,5 +1,6 @@
-// Reductions across the blocks of a thread-block cluster (sm_90): each block contributes one
-// value, every thread of every block gets the result. Versions 6 and 9 merge the per-chunk
+// Reductions across the blocks of a thread-block cluster (sm_90), and the launch of a clustered
+// grid. A reduction: each block contributes one value, every thread of every block gets the
+// result. Versions 6 and 9 merge the per-chunk
 // results of a split row with it. Two ways, chosen by the token the caller passes:
 //   ClusterToken        pull: every block reads every other block's slot (TODO 6); a block may
 //                       go on to another row and reuse its slot.
@@ -8,7 +9,10 @@
 //                       each block must handle a single row (the launcher makes sure).
 #pragma once
 
+#include "softmax_launch.h"
+
 #include "common/block_reduce.cuh"
+#include "common/errors.hpp"
 
 #include <cooperative_groups.h>
 
@@ -17,6 +21,29 @@
 namespace softmax::detail {
 
 namespace cg = cooperative_groups;
+
+// Launches `kernel` on `grid` blocks of `threads`, in clusters of `cluster` blocks along x (no
+// cluster when it is 1). Sizes above kMaxPortableCluster need the non-portable attribute, which
+// sm_90 grants.
+template <typename... Params, typename... Args>
+void launch_clustered(void (*kernel)(Params...), dim3 grid, int threads, int cluster,
+                      cudaStream_t stream, Args... args) {
+  if (cluster > kMaxPortableCluster)
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = dim3(threads);
+  config.stream = stream;
+  cudaLaunchAttribute attribute = {};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = cluster;
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  config.attrs = &attribute;
+  config.numAttrs = cluster > 1 ? 1 : 0;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
+  CUDA_CHECK_LAUNCH();
+}
 
 // The last step of a cluster reduction: a cluster barrier that says "every block has read every
 // slot", split into its two halves. cluster_reduce arrives as soon as this block is done reading;
