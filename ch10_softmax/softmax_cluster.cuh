@@ -1,7 +1,7 @@
 // Reductions across the blocks of a thread-block cluster (sm_90), and the launch of a clustered
 // grid. A reduction: each block contributes one value, every thread of every block gets the
-// result. Versions 6 and 9 merge the per-chunk
-// results of a split row with it. Two ways, chosen by the token the caller passes:
+// result; versions 6 and 9 merge the per-chunk results of a split row with it. Two ways, chosen
+// by the token the caller passes:
 //   ClusterToken        pull: every block reads every other block's slot (TODO 6); a block may
 //                       go on to another row and reuse its slot.
 //   OneRowClusterToken  push: every block writes its value into a slot of every other block,
