@@ -311,7 +311,7 @@ bool prefers_reread_backward(const T* y, int64_t rows, int64_t cols, int threads
 // SM two blocks, the chunks in flight fit in L2 and the rows are aligned: chunks of
 // kSplitChunkBytes of y (and of dy) in blocks of kSplitThreads. 0: no split. Timed on an H200 at
 // 128 to 1024 threads and 1 to 16 chunks: this shape was the best or within 1% of it at bf16
-// 256x131072 (72.0 us before, 58.1 now), fp32 256x131072 (117.0 -> 113.8) and fp32 512x65536
+// 256x131072 (72.0 us before, 58.1 now), fp32 256x131072 (117.0 -> 113.7) and fp32 512x65536
 // (a tie).
 constexpr int kSplitThreads = 256;
 constexpr int64_t kSplitChunkBytes = 32 * 1024;
