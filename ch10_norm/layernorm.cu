@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
         });
   };
   // Aligned rows all have the same layout: γ and β go to registers once.
-  if constexpr (pipelined_params_in_registers(kPacks, kAligned)) {
+  if constexpr (pipelined_params_in_registers<T>(kPacks, kAligned)) {
     const RowLayout<T> layout = layout_of(0);
     stream_rows(params_in_registers<T, kPacks>(gamma, layout, team.rank, team.threads),
                 params_in_registers<T, kPacks>(beta, layout, team.rank, team.threads));

@@ -17,16 +17,20 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <type_traits>
 
 namespace normalization::detail {
 
 constexpr size_t kRingTargetBytes = 32 * 1024;
 // Blocks of the Pipelined versions hold γ and β in registers for the whole kernel when every row
 // is aligned (all rows share one layout) and a thread holds at most this many packs (more would
-// cost blocks per SM).
+// cost blocks per SM). Half at 2 packs is the exception: its conversions to float take more
+// registers than bf16's shifts, and LayerNorm's 1024-thread blocks (64 registers) would spill.
 constexpr int kMaxPacksWithParamsInRegisters = 2;
+template <typename T>
 __host__ __device__ constexpr bool pipelined_params_in_registers(int packs, bool aligned) {
-  return aligned && packs <= kMaxPacksWithParamsInRegisters;
+  const int max_packs = std::is_same_v<T, __half> ? 1 : kMaxPacksWithParamsInRegisters;
+  return aligned && packs <= max_packs;
 }
 constexpr int kMaxRingStages = 8;
 constexpr int kRingHeaderBytes = 128;  // the stages' barriers; the buffers start 128-byte aligned

@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
           rmsnorm_from_slice(slices[0], layout, team, g, y + row * n, rstd_out, row, n, eps);
         });
   };
-  if constexpr (pipelined_params_in_registers(kPacks, kAligned)) {
+  if constexpr (pipelined_params_in_registers<T>(kPacks, kAligned)) {
     stream_rows(params_in_registers<T, kPacks>(gamma, layout_of(0), team.rank, team.threads));
   } else {
     stream_rows(gamma);
@@ -175,10 +175,10 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
 template <typename T, int kThreads, int kPacks, bool kFused, bool kAligned>
 __global__ void __launch_bounds__(
     kThreads,
-    reread_min_blocks(kThreads,
-                      reread_registers<T>(kFused ? NormOp::AddRmsNorm : NormOp::RmsNorm), kAligned))
-    rmsnorm_reread_kernel(const T* x, T* residual, const T* gamma, T* y, float* rstd_out,
-                          int64_t n, float eps) {
+    reread_min_blocks(kThreads, reread_registers<T>(kFused ? NormOp::AddRmsNorm : NormOp::RmsNorm),
+                      kAligned))
+    rmsnorm_reread_kernel(const T* x, T* residual, const T* gamma, T* y, float* rstd_out, int64_t n,
+                          float eps) {
   constexpr int kBatchPacks = kThreads * kPacks;
   const int64_t row = blockIdx.x;
   const T* x_row = x + row * n;

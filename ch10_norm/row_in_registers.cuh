@@ -25,22 +25,25 @@
 
 namespace normalization::detail {
 
+// Columns are 32-bit: every version that uses a RowLayout takes rows of at most 2^30 elements
+// (kMaxRereadN; the register and ring versions far fewer), and 64-bit indices cost each thread
+// registers that the Reread versions spend on more rows per SM instead (reread_config.h).
 template <typename T>
 struct RowLayout {
   static constexpr int kVec = common::Pack<T>::kSize;
-  int64_t n = 0;
-  int64_t head = 0;   // scalar elements before x's first 16-byte boundary
-  int64_t packs = 0;  // full packs after the head
+  int n = 0;
+  int head = 0;   // scalar elements before x's first 16-byte boundary
+  int packs = 0;  // full packs after the head
   bool vectorized = false;
 
-  __device__ int64_t tail_begin() const { return head + packs * kVec; }
+  __device__ int tail_begin() const { return head + packs * kVec; }
   // Elements outside the packs: head + tail, fewer than 2 · kVec.
-  __device__ int extras() const { return static_cast<int>(n - packs * kVec); }
-  __device__ int64_t extra_column(int i) const { return i < head ? i : tail_begin() + (i - head); }
+  __device__ int extras() const { return n - packs * kVec; }
+  __device__ int extra_column(int i) const { return i < head ? i : tail_begin() + (i - head); }
 };
 
 template <typename T>
-__device__ __forceinline__ bool aligned_at(const T* p, int64_t column) {
+__device__ __forceinline__ bool aligned_at(const T* p, int column) {
   return p == nullptr || reinterpret_cast<uintptr_t>(p + column) % 16 == 0;
 }
 
@@ -50,9 +53,9 @@ template <typename T>
 __device__ __forceinline__ RowLayout<T> make_row_layout(int64_t n, const T* x, const T* a,
                                                         const T* b, const T* c, const T* d) {
   RowLayout<T> layout;
-  layout.n = n;
-  layout.head = common::elements_to_alignment(x, n);
-  layout.packs = (n - layout.head) / RowLayout<T>::kVec;
+  layout.n = static_cast<int>(n);
+  layout.head = static_cast<int>(common::elements_to_alignment(x, n));
+  layout.packs = (layout.n - layout.head) / RowLayout<T>::kVec;
   layout.vectorized = aligned_at(a, layout.head) && aligned_at(b, layout.head) &&
                       aligned_at(c, layout.head) && aligned_at(d, layout.head);
   return layout;
@@ -67,7 +70,7 @@ __device__ __forceinline__ RowLayout<T> row_layout(int64_t n, const T* x, const 
                                                    const T* c, const T* d) {
   if constexpr (kAligned) {
     // n is packs · kVec; saying so makes extras() 0 at compile time (no tail code at all).
-    const int64_t packs = n / RowLayout<T>::kVec;
+    const int packs = static_cast<int>(n / RowLayout<T>::kVec);
     return {packs * RowLayout<T>::kVec, 0, packs, true};
   } else {
     return make_row_layout<T>(n, x, a, b, c, d);
@@ -184,7 +187,7 @@ __device__ __forceinline__ float thread_sum(const RowSlice<T, kPacks>& slice,
   float s = 0.0f;
 #pragma unroll
   for (int k = 0; k < kPacks; ++k) {
-    if (int64_t{k} * threads + rank < layout.packs) {
+    if (k * threads + rank < layout.packs) {
       float v[RowLayout<T>::kVec];
       common::widen(slice.v[k], v);
 #pragma unroll
@@ -198,7 +201,7 @@ __device__ __forceinline__ float thread_sum(const RowSlice<T, kPacks>& slice,
 
 // kVec consecutive parameters from column `col` (16-byte aligned when vectorized), or `absent`.
 template <typename T>
-__device__ __forceinline__ void load_params(const T* p, int64_t col, bool vectorized, float absent,
+__device__ __forceinline__ void load_params(const T* p, int col, bool vectorized, float absent,
                                             float (&out)[common::Pack<T>::kSize]) {
   constexpr int kVec = common::Pack<T>::kSize;
   if (p == nullptr) {
@@ -236,13 +239,13 @@ __device__ __forceinline__ ParamsInRegisters<T, kPacks> params_in_registers(
 // What store_row reads for pack k (column col) and for the extra element: from memory (a
 // pointer, nullptr when absent) or from registers.
 template <typename T>
-__device__ __forceinline__ void param_pack(const T* p, int /*k*/, int64_t col, bool vectorized,
+__device__ __forceinline__ void param_pack(const T* p, int /*k*/, int col, bool vectorized,
                                            float absent, float (&out)[common::Pack<T>::kSize]) {
   load_params(p, col, vectorized, absent, out);
 }
 template <typename T, int kPacks>
 __device__ __forceinline__ void param_pack(const ParamsInRegisters<T, kPacks>& p, int k,
-                                           int64_t /*col*/, bool /*vectorized*/, float absent,
+                                           int /*col*/, bool /*vectorized*/, float absent,
                                            float (&out)[common::Pack<T>::kSize]) {
   if (p.present) {
     common::widen(p.values.v[k], out);
@@ -253,11 +256,11 @@ __device__ __forceinline__ void param_pack(const ParamsInRegisters<T, kPacks>& p
   }
 }
 template <typename T>
-__device__ __forceinline__ float param_extra(const T* p, int64_t col, float absent) {
+__device__ __forceinline__ float param_extra(const T* p, int col, float absent) {
   return param_at(p, col, absent);
 }
 template <typename T, int kPacks>
-__device__ __forceinline__ float param_extra(const ParamsInRegisters<T, kPacks>& p, int64_t /*col*/,
+__device__ __forceinline__ float param_extra(const ParamsInRegisters<T, kPacks>& p, int /*col*/,
                                              float absent) {
   return p.present ? to_float(p.values.extra) : absent;
 }
@@ -274,9 +277,9 @@ __device__ __forceinline__ void store_row(T* row, const G& gamma, const B& beta,
   constexpr int kVec = RowLayout<T>::kVec;
 #pragma unroll
   for (int k = 0; k < kPacks; ++k) {
-    const int64_t p = int64_t{k} * threads + rank;
+    const int p = k * threads + rank;
     if (p < layout.packs) {
-      const int64_t col = layout.head + p * kVec;
+      const int col = layout.head + p * kVec;
       float g[kVec], b[kVec], v[kVec];
       param_pack(gamma, k, col, layout.vectorized, 1.0f, g);
       param_pack(beta, k, col, layout.vectorized, 0.0f, b);
@@ -298,7 +301,7 @@ __device__ __forceinline__ void store_row(T* row, const G& gamma, const B& beta,
     }
   }
   if (rank < layout.extras()) {
-    const int64_t col = layout.extra_column(rank);
+    const int col = layout.extra_column(rank);
     row[col] = from_float<T>(
         f(to_float(slice.extra), param_extra(gamma, col, 1.0f), param_extra(beta, col, 0.0f)));
   }

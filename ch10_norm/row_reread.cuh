@@ -31,10 +31,10 @@ namespace normalization::detail {
 template <typename T, int kBatchPacks>
 __device__ __forceinline__ RowLayout<T> batch_layout(const RowLayout<T>& row, int b) {
   constexpr int kVec = RowLayout<T>::kVec;
-  const int64_t first = int64_t{b} * kBatchPacks;
+  const int first = b * kBatchPacks;
   RowLayout<T> batch = row;
   batch.head = row.head + first * kVec;
-  const int64_t left = row.packs - first;
+  const int left = row.packs - first;
   batch.packs = left < kBatchPacks ? left : kBatchPacks;
   batch.n = batch.packs * kVec;
   return batch;
@@ -42,14 +42,14 @@ __device__ __forceinline__ RowLayout<T> batch_layout(const RowLayout<T>& row, in
 
 template <int kBatchPacks, typename T>
 __device__ __forceinline__ int batch_count(const RowLayout<T>& row) {
-  return static_cast<int>((row.packs + kBatchPacks - 1) / kBatchPacks);
+  return (row.packs + kBatchPacks - 1) / kBatchPacks;
 }
 
 // How many elements of `batch` thread `rank` of `threads` holds (kPacks packs at most).
 template <int kPacks, typename T>
 __device__ __forceinline__ int held_elements(const RowLayout<T>& batch, int rank, int threads) {
-  const int64_t packs = batch.packs > rank ? (batch.packs - rank + threads - 1) / threads : 0;
-  return static_cast<int>(packs < kPacks ? packs : kPacks) * RowLayout<T>::kVec;
+  const int packs = batch.packs > rank ? (batch.packs - rank + threads - 1) / threads : 0;
+  return (packs < kPacks ? packs : kPacks) * RowLayout<T>::kVec;
 }
 
 }  // namespace normalization::detail
