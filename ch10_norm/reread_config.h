@@ -18,13 +18,15 @@ namespace normalization::detail {
 // (the point of the design is many rows per SM): 40 for RMSNorm (blocks of 512 threads share an
 // SM 3 at a time), 48 for LayerNorm (its running triple, and β next to γ in the second pass),
 // 64 and 80 for the fused add, which holds x and the residual. Half takes 8 more for RMSNorm and
-// LayerNorm: its conversions to float need more registers than bf16's shifts. The columns of a
+// LayerNorm: its conversions to float need more registers than bf16's shifts. Batches of 8 packs
+// per thread (reread_config) take 64: two blocks of 512 threads per SM. The columns of a
 // row are 32-bit (RowLayout): with 64-bit ones bf16 LayerNorm needed 56 too, and an H200 ran bf16
 // 4096×8192 RMSNorm in 35.1 µs with 64-bit columns and 48 registers, 35.0 with 40 registers
 // alone, 34.6 with both. The general instances, whose scalar path holds a half or bf16 pack in 8
 // registers, get the compiler's choice.
 template <typename T>
-constexpr int reread_registers(NormOp op) {
+constexpr int reread_registers(NormOp op, int packs) {
+  if (packs == 8) return 64;
   if (op == NormOp::AddRmsNorm) return sizeof(T) == 4 ? 64 : 80;
   const int half_extra = std::is_same_v<T, __half> ? 8 : 0;
   return (op == NormOp::LayerNorm ? 48 : 40) + half_extra;
@@ -42,13 +44,31 @@ struct RereadConfig {
   int threads = 0;  // block size, a power of two (a compile-time parameter as well)
 };
 
+// The largest batch a thread of op's Reread kernel takes, in packs: 8 where that instance runs
+// in 64 registers without spilling (RMSNorm in fp32 and bf16, LayerNorm in fp32; half, 16-bit
+// LayerNorm and the fused add spill there), 4 elsewhere.
+template <typename T>
+constexpr int reread_max_packs(NormOp op) {
+  if (std::is_same_v<T, __half>) return 4;
+  return op == NormOp::RmsNorm || (op == NormOp::LayerNorm && sizeof(T) == 4) ? 8 : 4;
+}
+
 // The shape that was fastest on an H200 (every shape timed at rows of 4 to 64 KiB, fp32 and
 // bf16, see the chapter README): 4 packs per thread (2 for rows of at most 256 packs), and
-// the smallest block of 128 to 512 threads whose batch covers the row; longer rows take several
-// batches of 512 × 4 packs.
+// the smallest block of 128 to 512 threads whose batch covers the row. Rows longer than one
+// batch of 512 × 4 packs take batches of 512 × 8 where op has them (reread_max_packs): one batch
+// instead of two for rows of up to 4096 packs, twice the bytes in flight per thread. On the
+// H200 that took fp32 RMSNorm at 1024×16384 from 39.0 to 35.8 µs, LayerNorm from 40.6 to 38.6,
+// bf16 RMSNorm at 1024×32768 from 39.2 to 37.2; longer rows keep their batches of 512 × 4
+// in 16-bit types (bf16 RMSNorm at 256×65536: 21.5 µs against 21.9 with 8 packs), while fp32
+// RMSNorm gained there too (512×32768: 47.6 → 42.9 µs).
 template <typename T>
-RereadConfig reread_config(int64_t n) {
+RereadConfig reread_config(NormOp op, int64_t n) {
   const int64_t packs = n / vec_of<T>();
+  constexpr int64_t kBatchOf4 = 512 * 4;
+  if (reread_max_packs<T>(op) == 8 && packs > kBatchOf4 &&
+      (sizeof(T) == 4 || packs <= 2 * kBatchOf4))
+    return {8, 512};
   RereadConfig config;
   config.packs = packs <= 256 ? 2 : 4;
   config.threads = 128;
@@ -62,15 +82,18 @@ RereadConfig reread_config(int64_t n) {
 template <typename T>
 bool reread_rows_fit_l2(NormOp op, int64_t rows, int64_t n) {
   const int64_t streams = op == NormOp::AddRmsNorm ? 2 : 1;
-  return common::rows_in_flight_fit_l2(rows, n * streams * int64_t{sizeof(T)},
-                                       reread_config<T>(n).threads, reread_registers<T>(op));
+  const RereadConfig config = reread_config<T>(op, n);
+  return common::rows_in_flight_fit_l2(rows, n * streams * int64_t{sizeof(T)}, config.threads,
+                                       reread_registers<T>(op, config.packs));
 }
 
 // Where the Reread versions beat the Registers and Pipelined versions by at least 1% of copy
 // bandwidth on an H200 (bench_norm, many rows of 2 to 128 KiB; the chapter README has the
 // table): the long rows, where a block of Registers holds up to 8 packs a thread and only one or
 // two such blocks share an SM, and a few shorter rows. Elsewhere they lose by up to 16%: their
-// second pass repeats the loads and the arithmetic that a register-held row does once.
+// second pass repeats the loads and the arithmetic that a register-held row does once. The fused
+// add in fp32 takes them from 48 KiB as well since its Registers kernel holds a row in 32-bit
+// columns: 2048×12288 in 105.7 µs against 109.7, 1024×16384 in 76.2 against 77.6.
 constexpr bool reread_measured_faster(NormOp op, int64_t element_bytes, int64_t row_bytes) {
   constexpr int64_t KiB = 1024;
   const bool long_row = row_bytes >= (element_bytes == 4 ? 48 : 64) * KiB;
@@ -81,7 +104,7 @@ constexpr bool reread_measured_faster(NormOp op, int64_t element_bytes, int64_t 
       case NormOp::RmsNorm:
         return long_row || (row_bytes >= 4 * KiB && row_bytes < 6 * KiB);
       case NormOp::AddRmsNorm:
-        return row_bytes >= 4 * KiB && row_bytes < 6 * KiB;
+        return long_row || (row_bytes >= 4 * KiB && row_bytes < 6 * KiB);
     }
   }
   switch (op) {
@@ -95,11 +118,14 @@ constexpr bool reread_measured_faster(NormOp op, int64_t element_bytes, int64_t 
   return false;
 }
 
-// Calls launch(threads, packs, aligned) with the three as compile-time constants.
-template <typename Launch>
+// Calls launch(threads, packs, aligned) with the three as compile-time constants. Batches of 8
+// packs come only in blocks of 512 threads (rows of more than 512 × 4 packs), and only where
+// kMaxPacks allows them: no other instance is compiled.
+template <int kMaxPacks, typename Launch>
 void with_reread_instance(const RereadConfig& config, bool aligned, Launch launch) {
-  auto with_threads = [&](auto packs) {
-    with_flag(aligned, [&](auto is_aligned) {
+  static_assert(kMaxPacks == 4 || kMaxPacks == 8, "batches of 2, 4 or 8 packs per thread");
+  with_flag(aligned, [&](auto is_aligned) {
+    auto with_threads = [&](auto packs) {
       switch (config.threads) {
         case 128:
           return launch(std::integral_constant<int, 128>{}, packs, is_aligned);
@@ -108,29 +134,34 @@ void with_reread_instance(const RereadConfig& config, bool aligned, Launch launc
         default:
           return launch(std::integral_constant<int, 512>{}, packs, is_aligned);
       }
-    });
-  };
-  if (config.packs == 2)
-    with_threads(std::integral_constant<int, 2>{});
-  else
-    with_threads(std::integral_constant<int, 4>{});
+    };
+    if constexpr (kMaxPacks == 8) {
+      if (config.packs == 8)
+        return launch(std::integral_constant<int, 512>{}, std::integral_constant<int, 8>{},
+                      is_aligned);
+    }
+    if (config.packs == 2)
+      with_threads(std::integral_constant<int, 2>{});
+    else
+      with_threads(std::integral_constant<int, 4>{});
+  });
 }
 
 // Checks n, then calls launch(threads, packs, aligned, first, blocks), the first three as
-// compile-time constants, for the rows [first, first + blocks): one launch per kMaxRereadGrid
-// rows, each checked.
-template <typename T, typename Launch>
+// compile-time constants, for op's kernel on the rows [first, first + blocks): one launch per
+// kMaxRereadGrid rows, each checked.
+template <typename T, NormOp kOp, typename Launch>
 void for_each_reread_launch(int64_t rows, int64_t n, bool aligned, Launch launch) {
   CHECK_ARG(n <= kMaxRereadN,
             "the reread version takes rows of at most " << kMaxRereadN << " elements, got " << n);
-  with_reread_instance(reread_config<T>(n), aligned,
-                       [&](auto threads, auto packs, auto is_aligned) {
-                         for (int64_t first = 0; first < rows; first += kMaxRereadGrid) {
-                           launch(threads, packs, is_aligned, first,
-                                  static_cast<unsigned>(std::min(rows - first, kMaxRereadGrid)));
-                           CUDA_CHECK_LAUNCH();
-                         }
-                       });
+  with_reread_instance<reread_max_packs<T>(kOp)>(
+      reread_config<T>(kOp, n), aligned, [&](auto threads, auto packs, auto is_aligned) {
+        for (int64_t first = 0; first < rows; first += kMaxRereadGrid) {
+          launch(threads, packs, is_aligned, first,
+                 static_cast<unsigned>(std::min(rows - first, kMaxRereadGrid)));
+          CUDA_CHECK_LAUNCH();
+        }
+      });
 }
 
 }  // namespace normalization::detail

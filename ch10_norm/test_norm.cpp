@@ -295,13 +295,24 @@ TEST_CASE("reread: statistics in batches, the row read again from cache to norma
   check_add_rmsnorm_version<float>(RmsNormVersion::Reread, kAnyN);
   check_add_rmsnorm_version<__half>(RmsNormVersion::Reread, kAnyN);
   check_add_rmsnorm_version<__nv_bfloat16>(RmsNormVersion::Reread, kAnyN);
-  // Many rows in several batches each (fp32: 512 threads x 4 packs = 8192 elements a batch),
-  // rows misaligned alike: every block's first and second passes walk the batches in opposite
-  // orders, and the head and tail elements are handled apart from them.
-  const auto p = check::make_problem<float>(600, 3 * 8192 + 5, Data::Normal, true, true, false, 9);
+  // Many rows in several batches each, rows misaligned alike: every block's first and second
+  // passes walk the batches in opposite orders, and the head and tail elements are handled apart
+  // from them. fp32 LayerNorm takes batches of 512 threads x 8 packs (16384 elements), the fused
+  // add batches of 512 x 4 (8192); bf16 RMSNorm holds a row of up to 32768 in one batch of 8.
+  const auto p = check::make_problem<float>(600, 3 * 16384 + 5, Data::Normal, true, true, false, 9);
   REQUIRE_CHECK(check::check_layernorm<float>("layernorm_5_reread fp32, 4 batches a row",
                                               layernorm_run<float>(LayerNormVersion::Reread), p,
                                               check::expect_layernorm(p), kPlacements[1]));
+  const auto q = check::make_problem<float>(600, 3 * 8192 + 5, Data::Normal, true, false, true, 10);
+  REQUIRE_CHECK(check::check_add_rmsnorm<float>("add_rmsnorm_4_reread fp32, 4 batches a row",
+                                                add_rmsnorm_run<float>(RmsNormVersion::Reread), q,
+                                                check::expect_add_rmsnorm(q), kPlacements[1]));
+  const auto r =
+      check::make_problem<__nv_bfloat16>(300, 32768 - 3, Data::Normal, true, false, false, 11);
+  REQUIRE_CHECK(
+      check::check_rmsnorm<__nv_bfloat16>("rmsnorm_4_reread bf16, one batch of 8 packs a row",
+                                          rmsnorm_run<__nv_bfloat16>(RmsNormVersion::Reread), r,
+                                          check::expect_rmsnorm(r), kPlacements[2]));
   {  // Rows longer than kMaxRereadN are refused before anything is read.
     common::DeviceBuffer<float> x(1), y(1);
     REQUIRE_THROWS_AS(normalization::layernorm<float>(

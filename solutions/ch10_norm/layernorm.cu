@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
 // mean, and each thread's M2 moved to that mean (M2 + count · (thread mean − row mean)²).
 template <typename T, int kThreads, int kPacks, bool kAligned>
 __global__ void __launch_bounds__(
-    kThreads, reread_min_blocks(kThreads, reread_registers<T>(NormOp::LayerNorm), kAligned))
+    kThreads, reread_min_blocks(kThreads, reread_registers<T>(NormOp::LayerNorm, kPacks), kAligned))
     layernorm_reread_kernel(const T* x, const T* gamma, const T* beta, T* y, float* mean_out,
                             float* rstd_out, int64_t n, float eps) {
   constexpr int kBatchPacks = kThreads * kPacks;
@@ -345,7 +345,7 @@ void layernorm(LayerNormVersion v, const T* x, const T* gamma, const T* beta, T*
       return;
     }
     case LayerNormVersion::Reread:
-      for_each_reread_launch<T>(
+      for_each_reread_launch<T, NormOp::LayerNorm>(
           rows, n, rows_aligned<T>(n, {x, y, gamma, beta}),
           [&](auto threads, auto packs, auto aligned, int64_t first, unsigned blocks) {
             layernorm_reread_kernel<T, decltype(threads)::value, decltype(packs)::value,

@@ -174,7 +174,8 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
 template <typename T, int kThreads, int kPacks, bool kFused, bool kAligned>
 __global__ void __launch_bounds__(
     kThreads,
-    reread_min_blocks(kThreads, reread_registers<T>(kFused ? NormOp::AddRmsNorm : NormOp::RmsNorm),
+    reread_min_blocks(kThreads,
+                      reread_registers<T>(kFused ? NormOp::AddRmsNorm : NormOp::RmsNorm, kPacks),
                       kAligned))
     rmsnorm_reread_kernel(const T* x, T* residual, const T* gamma, T* y, float* rstd_out, int64_t n,
                           float eps) {
@@ -278,7 +279,7 @@ void launch(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, flo
       return;
     }
     case RmsNormVersion::Reread:
-      for_each_reread_launch<T>(
+      for_each_reread_launch<T, kFused ? NormOp::AddRmsNorm : NormOp::RmsNorm>(
           rows, n, rows_aligned<T>(n, {x, residual, gamma, y}),
           [&](auto threads, auto packs, auto aligned, int64_t first, unsigned blocks) {
             rmsnorm_reread_kernel<T, decltype(threads)::value, decltype(packs)::value, kFused,
