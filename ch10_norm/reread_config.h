@@ -16,10 +16,11 @@ namespace normalization::detail {
 
 // The registers a thread of the aligned instances gets: the fewest that compile without spilling
 // (the point of the design is many rows per SM): 40 for RMSNorm (blocks of 512 threads share an
-// SM 3 at a time), 48 for LayerNorm (its running triple, and β next to γ in the second pass),
-// 64 and 80 for the fused add, which holds x and the residual. Half takes 8 more for RMSNorm and
-// LayerNorm: its conversions to float need more registers than bf16's shifts. Batches of 8 packs
-// per thread (reread_config) take 64: two blocks of 512 threads per SM. The columns of a
+// SM 3 at a time), 48 for LayerNorm (its running triple, and β next to γ in the second pass; at
+// 512 threads the cap rounds up to 64, two blocks per SM), 64 and 80 for the fused add, which
+// holds x and the residual. Half takes 8 more for RMSNorm and LayerNorm: its conversions to
+// float need more registers than bf16's shifts. Batches of 8 packs per thread (reread_config)
+// take 64: two blocks of 512 threads per SM. The columns of a
 // row are 32-bit (RowLayout): with 64-bit ones bf16 LayerNorm needed 56 too, and an H200 ran bf16
 // 4096×8192 RMSNorm in 35.1 µs with 64-bit columns and 48 registers, 35.0 with 40 registers
 // alone, 34.6 with both. The general instances, whose scalar path holds a half or bf16 pack in 8
@@ -45,8 +46,9 @@ struct RereadConfig {
 };
 
 // The largest batch a thread of op's Reread kernel takes, in packs: 8 where that instance runs
-// in 64 registers without spilling (RMSNorm in fp32 and bf16, LayerNorm in fp32; half, 16-bit
-// LayerNorm and the fused add spill there), 4 elsewhere.
+// in 64 registers without spilling and was measured (RMSNorm in fp32 and bf16, LayerNorm in
+// fp32; 16-bit LayerNorm and the fused add spill there, and half, not measured, spills in the
+// skeleton's build), 4 elsewhere.
 template <typename T>
 constexpr int reread_max_packs(NormOp op) {
   if (std::is_same_v<T, __half>) return 4;
@@ -92,8 +94,9 @@ bool reread_rows_fit_l2(NormOp op, int64_t rows, int64_t n) {
 // table): the long rows, where a block of Registers holds up to 8 packs a thread and only one or
 // two such blocks share an SM, and a few shorter rows. Elsewhere they lose by up to 16%: their
 // second pass repeats the loads and the arithmetic that a register-held row does once. The fused
-// add in fp32 takes them from 48 KiB as well since its Registers kernel holds a row in 32-bit
-// columns: 2048×12288 in 105.7 µs against 109.7, 1024×16384 in 76.2 against 77.6.
+// add in fp32 takes them from 48 KiB as well: its Registers kernel has been slower there since
+// rows are held in 32-bit columns (2048×12288 in 109.7 µs against 105.7 for Reread, 1024×16384
+// in 77.6 against 76.2).
 constexpr bool reread_measured_faster(NormOp op, int64_t element_bytes, int64_t row_bytes) {
   constexpr int64_t KiB = 1024;
   const bool long_row = row_bytes >= (element_bytes == 4 ? 48 : 64) * KiB;
@@ -102,7 +105,6 @@ constexpr bool reread_measured_faster(NormOp op, int64_t element_bytes, int64_t 
       case NormOp::LayerNorm:
         return long_row;
       case NormOp::RmsNorm:
-        return long_row || (row_bytes >= 4 * KiB && row_bytes < 6 * KiB);
       case NormOp::AddRmsNorm:
         return long_row || (row_bytes >= 4 * KiB && row_bytes < 6 * KiB);
     }
@@ -119,8 +121,11 @@ constexpr bool reread_measured_faster(NormOp op, int64_t element_bytes, int64_t 
 }
 
 // Calls launch(threads, packs, aligned) with the three as compile-time constants. Batches of 8
-// packs come only in blocks of 512 threads (rows of more than 512 × 4 packs), and only where
-// kMaxPacks allows them: no other instance is compiled.
+// packs come only in blocks of 512 threads (rows of more than 512 × 4 packs), only where
+// kMaxPacks allows them, and only for aligned rows: no other instance is compiled. A misaligned
+// row of that length takes batches of 512 × 4, as before batches of 8 existed: the general
+// instances get no register cap, and at 8 packs they took 72 to 114 registers, one block per SM
+// (not measured).
 template <int kMaxPacks, typename Launch>
 void with_reread_instance(const RereadConfig& config, bool aligned, Launch launch) {
   static_assert(kMaxPacks == 4 || kMaxPacks == 8, "batches of 2, 4 or 8 packs per thread");
@@ -135,7 +140,7 @@ void with_reread_instance(const RereadConfig& config, bool aligned, Launch launc
           return launch(std::integral_constant<int, 512>{}, packs, is_aligned);
       }
     };
-    if constexpr (kMaxPacks == 8) {
+    if constexpr (kMaxPacks == 8 && decltype(is_aligned)::value) {
       if (config.packs == 8)
         return launch(std::integral_constant<int, 512>{}, std::integral_constant<int, 8>{},
                       is_aligned);

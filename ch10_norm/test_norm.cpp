@@ -295,24 +295,37 @@ TEST_CASE("reread: statistics in batches, the row read again from cache to norma
   check_add_rmsnorm_version<float>(RmsNormVersion::Reread, kAnyN);
   check_add_rmsnorm_version<__half>(RmsNormVersion::Reread, kAnyN);
   check_add_rmsnorm_version<__nv_bfloat16>(RmsNormVersion::Reread, kAnyN);
-  // Many rows in several batches each, rows misaligned alike: every block's first and second
-  // passes walk the batches in opposite orders, and the head and tail elements are handled apart
-  // from them. fp32 LayerNorm takes batches of 512 threads x 8 packs (16384 elements), the fused
-  // add batches of 512 x 4 (8192); bf16 RMSNorm holds a row of up to 32768 in one batch of 8.
+  // Many rows in several batches each: every block's first and second passes walk the batches in
+  // opposite orders. Misaligned rows (n not a multiple of the pack: the first case) take batches
+  // of 512 threads x 4 packs, 6 or 7 a row, and handle their head and tail elements apart from
+  // them; aligned rows of more than 512 x 4 packs take batches of 8 packs where the op has them
+  // (fp32 LayerNorm and RMSNorm: 4 batches a row, the last of one pack; bf16 RMSNorm: one batch
+  // of a whole row), the fused add batches of 4 (4 a row, the last of one pack).
   const auto p = check::make_problem<float>(600, 3 * 16384 + 5, Data::Normal, true, true, false, 9);
-  REQUIRE_CHECK(check::check_layernorm<float>("layernorm_5_reread fp32, 4 batches a row",
+  REQUIRE_CHECK(check::check_layernorm<float>("layernorm_5_reread fp32, 6 or 7 batches a row",
                                               layernorm_run<float>(LayerNormVersion::Reread), p,
                                               check::expect_layernorm(p), kPlacements[1]));
-  const auto q = check::make_problem<float>(600, 3 * 8192 + 5, Data::Normal, true, false, true, 10);
-  REQUIRE_CHECK(check::check_add_rmsnorm<float>("add_rmsnorm_4_reread fp32, 4 batches a row",
-                                                add_rmsnorm_run<float>(RmsNormVersion::Reread), q,
-                                                check::expect_add_rmsnorm(q), kPlacements[1]));
-  const auto r =
-      check::make_problem<__nv_bfloat16>(300, 32768 - 3, Data::Normal, true, false, false, 11);
+  const auto p8 =
+      check::make_problem<float>(600, 3 * 16384 + 4, Data::Normal, true, true, false, 10);
+  REQUIRE_CHECK(check::check_layernorm<float>("layernorm_5_reread fp32, 4 batches of 8 packs",
+                                              layernorm_run<float>(LayerNormVersion::Reread), p8,
+                                              check::expect_layernorm(p8), kPlacements[0]));
+  const auto r8 =
+      check::make_problem<float>(600, 3 * 16384 + 4, Data::Normal, true, false, false, 11);
+  REQUIRE_CHECK(check::check_rmsnorm<float>("rmsnorm_4_reread fp32, 4 batches of 8 packs",
+                                            rmsnorm_run<float>(RmsNormVersion::Reread), r8,
+                                            check::expect_rmsnorm(r8), kPlacements[0]));
+  const auto b8 =
+      check::make_problem<__nv_bfloat16>(300, 32768, Data::Normal, true, false, false, 12);
   REQUIRE_CHECK(
       check::check_rmsnorm<__nv_bfloat16>("rmsnorm_4_reread bf16, one batch of 8 packs a row",
-                                          rmsnorm_run<__nv_bfloat16>(RmsNormVersion::Reread), r,
-                                          check::expect_rmsnorm(r), kPlacements[2]));
+                                          rmsnorm_run<__nv_bfloat16>(RmsNormVersion::Reread), b8,
+                                          check::expect_rmsnorm(b8), kPlacements[0]));
+  const auto a4 =
+      check::make_problem<float>(600, 3 * 8192 + 4, Data::Normal, true, false, true, 13);
+  REQUIRE_CHECK(check::check_add_rmsnorm<float>("add_rmsnorm_4_reread fp32, 4 batches a row",
+                                                add_rmsnorm_run<float>(RmsNormVersion::Reread), a4,
+                                                check::expect_add_rmsnorm(a4), kPlacements[0]));
   {  // Rows longer than kMaxRereadN are refused before anything is read.
     common::DeviceBuffer<float> x(1), y(1);
     REQUIRE_THROWS_AS(normalization::layernorm<float>(
