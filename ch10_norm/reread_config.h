@@ -58,8 +58,9 @@ constexpr int reread_max_packs(NormOp op) {
 // The shape that was fastest on an H200 (every shape timed at rows of 4 to 64 KiB, fp32 and
 // bf16, see the chapter README): 4 packs per thread (2 for rows of at most 256 packs), and
 // the smallest block of 128 to 512 threads whose batch covers the row. Rows longer than one
-// batch of 512 × 4 packs take batches of 512 × 8 where op has them (reread_max_packs): one batch
-// instead of two for rows of up to 4096 packs, twice the bytes in flight per thread. On the
+// batch of 512 × 4 packs take batches of 512 × 8 where op has them (reread_max_packs; aligned
+// rows only, with_reread_instance): one batch instead of two for rows of up to 4096 packs,
+// twice the bytes in flight per thread. On the
 // H200 that took fp32 RMSNorm at 1024×16384 from 39.0 to 35.8 µs, LayerNorm from 40.6 to 38.6,
 // bf16 RMSNorm at 1024×32768 from 39.2 to 37.2; longer rows keep their batches of 512 × 4
 // in 16-bit types (bf16 RMSNorm at 256×65536: 21.5 µs against 21.9 with 8 packs), while fp32
