@@ -20,10 +20,9 @@ namespace normalization::detail {
 // 512 threads the cap rounds up to 64, two blocks per SM), 64 and 80 for the fused add, which
 // holds x and the residual. Half takes 8 more for RMSNorm and LayerNorm: its conversions to
 // float need more registers than bf16's shifts. Batches of 8 packs per thread (reread_config)
-// take 64: two blocks of 512 threads per SM. The columns of a
-// row are 32-bit (RowLayout): with 64-bit ones bf16 LayerNorm needed 56 too, and an H200 ran bf16
-// 4096×8192 RMSNorm in 35.1 µs with 64-bit columns and 48 registers, 35.0 with 40 registers
-// alone, 34.6 with both. The general instances, whose scalar path holds a half or bf16 pack in 8
+// take 64: two blocks of 512 threads per SM. The columns of a row are 32-bit (RowLayout): with
+// 64-bit ones bf16 LayerNorm needed 56 too, and an H200 ran bf16 4096×8192 RMSNorm in 35.1 µs
+// with 64-bit columns and 48 registers, 35.0 with 40 registers alone, 34.6 with both. The general instances, whose scalar path holds a half or bf16 pack in 8
 // registers, get the compiler's choice.
 template <typename T>
 constexpr int reread_registers(NormOp op, int packs) {
@@ -60,11 +59,10 @@ constexpr int reread_max_packs(NormOp op) {
 // the smallest block of 128 to 512 threads whose batch covers the row. Rows longer than one
 // batch of 512 × 4 packs take batches of 512 × 8 where op has them (reread_max_packs; aligned
 // rows only, with_reread_instance): one batch instead of two for rows of up to 4096 packs,
-// twice the bytes in flight per thread. On the
-// H200 that took fp32 RMSNorm at 1024×16384 from 39.0 to 35.8 µs, LayerNorm from 40.6 to 38.6,
-// bf16 RMSNorm at 1024×32768 from 39.2 to 37.2; longer rows keep their batches of 512 × 4
-// in 16-bit types (bf16 RMSNorm at 256×65536: 21.5 µs against 21.9 with 8 packs), while fp32
-// RMSNorm gained there too (512×32768: 47.6 → 42.9 µs).
+// twice the bytes in flight per thread. On the H200 that took fp32 RMSNorm at 1024×16384 from
+// 39.0 to 35.8 µs, LayerNorm from 40.6 to 38.6, bf16 RMSNorm at 1024×32768 from 39.2 to 37.2;
+// longer rows keep their batches of 512 × 4 in 16-bit types (bf16 RMSNorm at 256×65536: 21.5 µs
+// against 21.9 with 8 packs), while fp32 RMSNorm gained there too (512×32768: 47.6 → 42.9 µs).
 template <typename T>
 RereadConfig reread_config(NormOp op, int64_t n) {
   const int64_t packs = n / vec_of<T>();
