@@ -22,8 +22,9 @@ namespace normalization::detail {
 // float need more registers than bf16's shifts. Batches of 8 packs per thread (reread_config)
 // take 64: two blocks of 512 threads per SM. The columns of a row are 32-bit (RowLayout): with
 // 64-bit ones bf16 LayerNorm needed 56 too, and an H200 ran bf16 4096×8192 RMSNorm in 35.1 µs
-// with 64-bit columns and 48 registers, 35.0 with 40 registers alone, 34.6 with both. The general instances, whose scalar path holds a half or bf16 pack in 8
-// registers, get the compiler's choice.
+// with 64-bit columns and 48 registers, 35.0 with 40 registers alone, 34.6 with both. The
+// general instances, whose scalar path holds a half or bf16 pack in 8 registers, get the
+// compiler's choice.
 template <typename T>
 constexpr int reread_registers(NormOp op, int packs) {
   if (packs == 8) return 64;
