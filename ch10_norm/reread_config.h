@@ -111,7 +111,7 @@ constexpr bool reread_measured_faster(NormOp op, int64_t element_bytes, int64_t 
   }
   switch (op) {
     case NormOp::LayerNorm:
-      return long_row || (row_bytes >= 6 * KiB && row_bytes <= 10 * KiB);
+      return long_row || (row_bytes >= 6 * KiB && row_bytes <= 16 * KiB);
     case NormOp::RmsNorm:
       return long_row || (row_bytes >= 8 * KiB && row_bytes <= 20 * KiB);
     case NormOp::AddRmsNorm:

@@ -112,7 +112,10 @@ __device__ __forceinline__ void rmsnorm_from_slice(const RowSlice<T, kPacks>& sl
 }
 
 template <typename T, int kPacks, bool kWarpPerRow, bool kFused, bool kAligned>
-__global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks), 1)
+__global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks),
+                                  registers_min_blocks(kFused ? NormOp::AddRmsNorm
+                                                              : NormOp::RmsNorm,
+                                                       kWarpPerRow, kPacks, kAligned))
     rmsnorm_registers_kernel(const T* x, T* residual, const T* gamma, T* y, float* rstd_out,
                              int64_t rows, int64_t n, float eps) {
   const auto team = RowTeam<kWarpPerRow>::make();
@@ -187,11 +190,18 @@ __global__ void __launch_bounds__(
   const RowLayout<T> layout = row_layout<T, kAligned>(n, x_row, y_row, r_row, gamma, nullptr);
   const RowTeam<false> team = RowTeam<false>::make();
   // The thread's share of batch `part`, plus the residual where fused (r = x + residual, rounded).
-  auto load_batch = [&](RowSlice<T, kPacks>& slice, const RowLayout<T>& part) {
-    load_row(slice, x_row, part, team.rank, kThreads);
+  // The second pass's loads are the last (reload_row).
+  auto load_batch = [&](RowSlice<T, kPacks>& slice, const RowLayout<T>& part, bool second_pass) {
+    auto load = [&](RowSlice<T, kPacks>& into, const T* row) {
+      if (second_pass)
+        reload_row(into, row, part, team.rank, kThreads);
+      else
+        load_row(into, row, part, team.rank, kThreads);
+    };
+    load(slice, x_row);
     if constexpr (kFused) {
       RowSlice<T, kPacks> res;
-      load_row(res, r_row, part, team.rank, kThreads);
+      load(res, r_row);
 #pragma unroll
       for (int k = 0; k < kPacks; ++k)
         if (k * kThreads + team.rank < part.packs) slice.v[k] = add_rounded(slice.v[k], res.v[k]);
@@ -208,7 +218,7 @@ __global__ void __launch_bounds__(
   for (int b = 0; b < batches; ++b) {
     const RowLayout<T> part = batch_layout<T, kBatchPacks>(layout, b);
     RowSlice<T, kPacks> slice;
-    load_batch(slice, part);
+    load_batch(slice, part, false);
     sum_sq += thread_sum(slice, part, team.rank, kThreads, [](float v) { return v * v; });
   }
   if (team.rank < layout.extras()) {
@@ -224,7 +234,7 @@ __global__ void __launch_bounds__(
   for (int b = batches - 1; b >= 0; --b) {
     const RowLayout<T> part = batch_layout<T, kBatchPacks>(layout, b);
     RowSlice<T, kPacks> slice;
-    load_batch(slice, part);
+    load_batch(slice, part, true);
     if constexpr (kFused)
       store_row<true>(r_row, no_param, no_param, slice, part, team.rank, kThreads, same);
     store_row<true>(y_row, gamma, no_param, slice, part, team.rank, kThreads, scale);
