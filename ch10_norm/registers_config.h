@@ -146,14 +146,17 @@ constexpr int max_threads_for(bool warp_per_row, int packs) {
 
 // __launch_bounds__'s blocks per SM for the register kernels, which caps their registers. The
 // aligned warp-per-row instances get 8 blocks of 128 threads (64 registers a thread): left to
-// itself the compiler moved the loads of γ and β ahead in the store loop and took 78 (LayerNorm)
-// to 124 (the fused add) registers for 8 fp32 packs a lane, 6 blocks per SM or fewer. On an
-// H200, fp32 LayerNorm 16384×1024 went from 35.9 to 34.8 µs (RMSNorm and the fused add there:
-// within 1%). The fused add at 8 packs spills at 64 and keeps the compiler's choice, as do the
-// general instances, whose scalar path holds a half or bf16 pack in 8 registers.
+// itself the compiler moved the loads of γ and β ahead in the store loop and took 78 (fp32
+// LayerNorm) to 94 (fp32 RMSNorm) registers at 8 packs a lane, 6 blocks per SM or fewer. On an
+// H200, fp32 LayerNorm at 16384×1024 went from 35.9 to 34.8 µs; the other capped instances that
+// run at the benchmark's shapes moved by less than 1 % (RMSNorm fp32 at 16384×1024, 94 → 62
+// registers; the bf16 fused add there, 78 → 64; the fp32 fused add at 32768×512, 76 → 64). The
+// fused add at 8 fp32 packs a lane spills at 64 and keeps the compiler's choice (124), as do
+// the general instances, whose scalar path holds a half or bf16 pack in 8 registers.
 constexpr int registers_min_blocks(NormOp op, bool warp_per_row, int packs, bool aligned) {
   if (!warp_per_row || !aligned) return 1;
-  return op == NormOp::AddRmsNorm && packs == kMaxBlockPacksPerThread ? 1 : 8;
+  constexpr int kFp32PacksPerLane = kMaxWarpElementsPerLane / 4;
+  return op == NormOp::AddRmsNorm && packs == kFp32PacksPerLane ? 1 : 8;
 }
 
 }  // namespace normalization::detail

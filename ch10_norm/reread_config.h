@@ -96,7 +96,9 @@ bool reread_rows_fit_l2(NormOp op, int64_t rows, int64_t n) {
 // second pass repeats the loads and the arithmetic that a register-held row does once. The fused
 // add in fp32 takes them from 48 KiB as well: its Registers kernel has been slower there since
 // rows are held in 32-bit columns (2048×12288 in 109.7 µs against 105.7 for Reread, 1024×16384
-// in 77.6 against 76.2).
+// in 77.6 against 76.2). 16-bit LayerNorm takes them at rows of 16 KiB too since their second
+// read streams (row_reread.cuh): 4096×8192 bf16 in 37.3 µs against 39.4 for Pipelined; at 12
+// KiB it still loses (4096×6144: 31.9 against 30.4).
 constexpr bool reread_measured_faster(NormOp op, int64_t element_bytes, int64_t row_bytes) {
   constexpr int64_t KiB = 1024;
   const bool long_row = row_bytes >= (element_bytes == 4 ? 48 : 64) * KiB;
@@ -111,7 +113,7 @@ constexpr bool reread_measured_faster(NormOp op, int64_t element_bytes, int64_t 
   }
   switch (op) {
     case NormOp::LayerNorm:
-      return long_row || (row_bytes >= 6 * KiB && row_bytes <= 16 * KiB);
+      return long_row || (row_bytes >= 6 * KiB && row_bytes <= 10 * KiB) || row_bytes == 16 * KiB;
     case NormOp::RmsNorm:
       return long_row || (row_bytes >= 8 * KiB && row_bytes <= 20 * KiB);
     case NormOp::AddRmsNorm:

@@ -57,16 +57,16 @@ __device__ __forceinline__ int held_elements(const RowLayout<T>& batch, int rank
 // Whether the Reread kernels read a batch with streaming loads (ld.global.cs, evict-first) in
 // their second pass. That read is x's last (and the residual's, in the fused add), so it should
 // not displace what is still to be read: the rows waiting for their second read, and γ and β,
-// which every row reads. Measured on an H200 against plain loads: LayerNorm bf16 16384×4096
-// 73.1 → 69.0 µs, the fused add fp32 1024×16384 76.2 → 73.1. Batches of 8 packs keep plain
-// loads: fp32 RMSNorm was slower with streaming ones (1024×16384 35.7 → 36.9 µs, 2048×12288
-// 50.3 → 54.2), and ptxas spills fp32 LayerNorm at its 64 registers.
+// which every row reads. Measured on an H200 against load_row's read-only loads (__ldg):
+// LayerNorm bf16 16384×4096 73.1 → 69.0 µs, the fused add fp32 1024×16384 76.2 → 73.1. Batches
+// of 8 packs keep load_row: fp32 RMSNorm was slower with streaming loads (1024×16384 35.7 →
+// 36.9 µs, 2048×12288 50.3 → 54.2), and ptxas spills fp32 LayerNorm at its 64 registers.
 __host__ __device__ constexpr bool streaming_reread(int packs) {
   return packs < 8;
 }
 
 // The second pass's load of `batch` (a layout from batch_layout: no head or tail elements):
-// load_row's packs, with streaming loads where streaming_reread allows them.
+// what load_row loads, with streaming loads where streaming_reread allows them.
 template <typename T, int kPacks>
 __device__ __forceinline__ void reload_row(RowSlice<T, kPacks>& slice, const T* row,
                                            const RowLayout<T>& batch, int rank, int threads) {
@@ -78,6 +78,7 @@ __device__ __forceinline__ void reload_row(RowSlice<T, kPacks>& slice, const T* 
         if (p < batch.packs)
           slice.v[k] = common::load_pack_streaming(row + batch.head + p * RowLayout<T>::kVec);
       }
+      if (rank < batch.extras()) slice.extra = row[batch.extra_column(rank)];  // none in a batch
       return;
     }
   }

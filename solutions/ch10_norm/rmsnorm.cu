@@ -172,8 +172,9 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
 }
 
 // Version 4 (given): the row read twice (row_reread.cuh). With kFused, both passes read x and
-// the residual and round their sum; only the second writes it back, so every load reads memory
-// this kernel has not written (and may take the read-only path).
+// the residual and round their sum; only the second writes it back, each pack after reading it,
+// so no load reads memory this kernel has written: the first pass may take the read-only path,
+// and the second reads with streaming loads (reload_row).
 template <typename T, int kThreads, int kPacks, bool kFused, bool kAligned>
 __global__ void __launch_bounds__(
     kThreads,
