@@ -30,6 +30,12 @@
 namespace normalization {
 namespace detail {
 
+// The operation a kernel instance runs, for the rules that differ between them (registers,
+// batch shapes).
+constexpr NormOp rmsnorm_op(bool fused) {
+  return fused ? NormOp::AddRmsNorm : NormOp::RmsNorm;
+}
+
 // Version 1 (given). With kFused, the first sweep also forms r = x + residual, rounds it to T
 // and writes it back; the second sweep reads r again: the same thread wrote it, so no barrier is
 // needed beyond the reduction's.
@@ -114,9 +120,8 @@ __device__ __forceinline__ void rmsnorm_from_slice(const RowSlice<T, kPacks>& sl
 
 template <typename T, int kPacks, bool kWarpPerRow, bool kFused, bool kAligned>
 __global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks),
-                                  registers_min_blocks(kFused ? NormOp::AddRmsNorm
-                                                              : NormOp::RmsNorm,
-                                                       kWarpPerRow, kPacks, kAligned))
+                                  registers_min_blocks(rmsnorm_op(kFused), kWarpPerRow, kPacks,
+                                                       kAligned))
     rmsnorm_registers_kernel(const T* x, T* residual, const T* gamma, T* y, float* rstd_out,
                              int64_t rows, int64_t n, float eps) {
   const auto team = RowTeam<kWarpPerRow>::make();
@@ -177,11 +182,10 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
 // so no load reads memory this kernel has written: the first pass may take the read-only path,
 // and the second reads with streaming loads (reload_row).
 template <typename T, int kThreads, int kPacks, bool kFused, bool kAligned>
-__global__ void __launch_bounds__(
-    kThreads,
-    reread_min_blocks(kThreads,
-                      reread_registers<T>(kFused ? NormOp::AddRmsNorm : NormOp::RmsNorm, kPacks),
-                      kAligned))
+__global__ void __launch_bounds__(kThreads,
+                                  reread_min_blocks(kThreads,
+                                                    reread_registers<T>(rmsnorm_op(kFused), kPacks),
+                                                    kAligned))
     rmsnorm_reread_kernel(const T* x, T* residual, const T* gamma, T* y, float* rstd_out, int64_t n,
                           float eps) {
   constexpr int kBatchPacks = kThreads * kPacks;
@@ -291,7 +295,7 @@ void launch(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, flo
       return;
     }
     case RmsNormVersion::Reread:
-      for_each_reread_launch<T, kFused ? NormOp::AddRmsNorm : NormOp::RmsNorm>(
+      for_each_reread_launch<T, rmsnorm_op(kFused)>(
           rows, n, rows_aligned<T>(n, {x, residual, gamma, y}),
           [&](auto threads, auto packs, auto aligned, int64_t first, unsigned blocks) {
             rmsnorm_reread_kernel<T, decltype(threads)::value, decltype(packs)::value, kFused,
