@@ -35,6 +35,8 @@
 #include "common/fast_math.cuh"
 #include "common/vector_io.cuh"
 
+#include <cuda/atomic>
+
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -71,6 +73,7 @@ using LargeK = FilterConfig<kMaxK, 4096, 5>;
 template <typename T, class Config>
 struct CandidateFilter {
   static constexpr int kKeyBits = KeyTraits<T>::kBits;
+  using Configuration = Config;
   uint64_t* buffer;   // [Config::kCapacity], shared
   uint64_t* winners;  // [Config::kMaxK], shared
   int* count;         // shared
@@ -103,8 +106,7 @@ struct CandidateFilter {
   // -inf, say) append whole tiles.
   __device__ __forceinline__ float pass_value(int64_t first_index) const {
     const int64_t threshold_index = composite_index(threshold);  // kEmptySlot: 2^32 - 1
-    return first_index > threshold_index ? nextafterf(threshold_value, INFINITY)
-                                         : threshold_value;
+    return first_index > threshold_index ? nextafterf(threshold_value, INFINITY) : threshold_value;
   }
   __device__ __forceinline__ void offer_by_value(bool valid, float v, uint64_t c) {
     const int end = warp_append(buffer, count, valid && !(v < pass_value(composite_index(c))), c);
@@ -337,8 +339,7 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
   // from the first tile, which costs no extra loads (seed_sample.h).
   const bool spread = seed_rank < filter.k;
   const T* sample_base = row + sample_begin;
-  const int64_t sample_head =
-      common::elements_to_alignment(sample_base, sample_end - sample_begin);
+  const int64_t sample_head = common::elements_to_alignment(sample_base, sample_end - sample_begin);
   const T* sample_aligned = sample_base + sample_head;
   const int64_t sample_first_index = sample_begin + sample_head;
   const int64_t sample_packs = (sample_end - sample_begin - sample_head) / kVec;
@@ -462,17 +463,31 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
 // <= chunks: the r-th largest of the lists' composites at depth d is matched or beaten by r
 // lists' d composites, at least k in all, so it is <= the row's k-th best and is a valid start.
 // For 62 chunks and k = 50 it is the 50th best of the 62 chunk maxima, which about 100 of the
-// 3100 published composites pass. The composites at depth d wait in the filter's buffer.
+// 3100 published composites pass. The composites at depth d wait in the filter's buffer; the
+// caller has loaded the one of list threadIdx.x (`own`, kEmptySlot where there is no such list).
 static_assert(SmallK::kCapacity >= kMaxChunks && LargeK::kCapacity >= kMaxChunks,
               "merge_start keeps one composite per chunk in the candidate buffer");
 template <class Filter>
-__device__ uint64_t merge_start(const uint64_t* lists, int chunks, int k, Filter& filter) {
-  const int depth = (k + chunks - 1) / chunks;
+__device__ uint64_t merge_start(const uint64_t* lists, int chunks, int k, int depth, uint64_t own,
+                                Filter& filter) {
   const int lists_needed = (k + depth - 1) / depth;
-  for (int c = threadIdx.x; c < chunks; c += blockDim.x)
+  if (threadIdx.x < chunks) filter.buffer[threadIdx.x] = own;
+  for (int c = threadIdx.x + blockDim.x; c < chunks; c += blockDim.x)
     filter.buffer[c] =
         __ldcg(reinterpret_cast<const unsigned long long*>(lists + int64_t{c} * k + depth - 1));
   return kth_largest(filter.buffer, chunks, lists_needed, filter.scratch->kth);
+}
+
+// Composites [depth, depth + n) of published list `list`, kEmptySlot past its k or for a
+// closed list.
+template <int n>
+__device__ __forceinline__ void load_list_round(uint64_t (&c)[n], const uint64_t* lists, int k,
+                                                int list, bool open, int depth) {
+#pragma unroll
+  for (int j = 0; j < n; ++j)
+    c[j] = open && depth + j < k ? __ldcg(reinterpret_cast<const unsigned long long*>(
+                                       lists + int64_t{list} * k + depth + j))
+                                 : kEmptySlot;
 }
 
 // The last block's merge. Each published list is sorted, so its composites >= the start form a
@@ -481,20 +496,53 @@ __device__ uint64_t merge_start(const uint64_t* lists, int chunks, int k, Filter
 // pass, almost all among the first 8 of their lists: one round of loads, where streaming all
 // 3100 composites took four. A round appends at most 128 * 8 composites, less than the tile
 // end_tile keeps room for.
+// Where merge_start's composite at depth d lies in the first round (d <= 8, chunks >= k / 8), the
+// first round of the first 128 lists is loaded before the start is known and serves both: one
+// round trip to L2 instead of two (H200: 1x128256 fp32, k = 50, 14.3 -> 13.5 us; 64x128256
+// 27.1 -> 26.3). It waits in the buffer's last 1024 slots, which neither merge_start (at most
+// kMaxChunks slots from the start) nor the round's appends (at most 1024) reach. Deeper starts
+// (k = 1024 over 93 chunks: d = 12) were not faster that way and load as before.
 template <class Filter>
 __device__ void merge_lists(const uint64_t* lists, int chunks, int k, Filter& filter) {
   constexpr int kPerRound = kElementsPerThread / 2;  // what the registers have room for
-  filter.reset(merge_start(lists, chunks, k, filter));
+  static_assert(Filter::Configuration::kCapacity >= kMaxChunks + kPerRound * kFilterThreads &&
+                    Filter::Configuration::kCapacity >= 2 * kPerRound * kFilterThreads,
+                "the first round waits in the buffer's end");
+  uint64_t* first_round =
+      filter.buffer + Filter::Configuration::kCapacity - kPerRound * kFilterThreads;
+  const int start_depth = (k + chunks - 1) / chunks;  // merge_start's d
+  const bool first_round_early = start_depth <= kPerRound;
+  {
+    const int list = threadIdx.x;
+    const bool open = list < chunks;
+    uint64_t own = kEmptySlot;
+    if (first_round_early) {
+      uint64_t c[kPerRound];
+      load_list_round(c, lists, k, list, open, 0);
+#pragma unroll
+      for (int j = 0; j < kPerRound; ++j)
+        first_round[j * kFilterThreads + list] = c[j];
+      // Read back from shared memory, not picked from c: a runtime index into c would put it
+      // in local memory.
+      own = first_round[(start_depth - 1) * kFilterThreads + list];
+    } else if (open) {
+      own = __ldcg(
+          reinterpret_cast<const unsigned long long*>(lists + int64_t{list} * k + start_depth - 1));
+    }
+    filter.reset(merge_start(lists, chunks, k, start_depth, own, filter));
+  }
   for (int first_list = 0; first_list < chunks; first_list += kFilterThreads) {
     const int list = first_list + static_cast<int>(threadIdx.x);
     bool open = list < chunks;
     for (int depth = 0; __syncthreads_or(open); depth += kPerRound) {
       uint64_t c[kPerRound];
+      if (first_round_early && first_list == 0 && depth == 0) {
 #pragma unroll
-      for (int j = 0; j < kPerRound; ++j)
-        c[j] = open && depth + j < k ? __ldcg(reinterpret_cast<const unsigned long long*>(
-                                           lists + int64_t{list} * k + depth + j))
-                                     : kEmptySlot;
+        for (int j = 0; j < kPerRound; ++j)
+          c[j] = first_round[j * kFilterThreads + threadIdx.x];
+      } else {
+        load_list_round(c, lists, k, list, open, depth);
+      }
       uint32_t keep = 0;
 #pragma unroll
       for (int j = 0; j < kPerRound; ++j)
@@ -610,10 +658,13 @@ __global__ void __launch_bounds__(kFilterThreads, Config::kBlocksPerSM)
     //      ws.candidates + (row_id * chunks + chunk) * k and fill the rest of the k slots with
     //      kEmptySlot; with kSoftmax, thread 0 writes `state` to ws.states[row_id * chunks +
     //      chunk].
-    //   2. __threadfence() (the writes must be visible device-wide before the count says so),
-    //      barrier; thread 0 does atomicAdd(&ws.counters[row_id], 1) and sets last_block when it
-    //      returns chunks - 1; barrier. Every block but the last returns.
-    //   3. The last block: __threadfence(); merge_lists(lists, chunks, k, filter) with
+    //   2. Barrier; thread 0 counts the chunk as done with
+    //        cuda::atomic_ref<int, cuda::thread_scope_device> done(ws.counters[row_id]);
+    //        last_block = done.fetch_add(1, cuda::memory_order_acq_rel) == chunks - 1;
+    //      (the release half publishes the block's writes, which the barrier ordered before it;
+    //      the acquire half lets the last block see every other chunk's); barrier. Every block
+    //      but the last returns.
+    //   3. The last block: merge_lists(lists, chunks, k, filter) with
     //      lists = ws.candidates + row_id * chunks * k (it starts the filter at merge_start's
     //      bound and offers each list's prefix that passes); n = filter.finish(). With kSoftmax,
     //      state = the merge of the chunks' states (read them with __ldcg, e.g. as a float2;
