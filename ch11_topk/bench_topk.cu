@@ -105,7 +105,7 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
         table.add({name, shape, dtype, common::time_gpu(launch), moved, cub_us});
       };
       for (topk::Version v : topk::kAllVersions) {
-        if (k > topk::max_k(v)) continue;
+        if (!topk::supports(v, M, N, k, static_cast<int>(sizeof(T)))) continue;
         add(
             topk::version_name(v),
             [&](cudaStream_t st) {
@@ -143,7 +143,8 @@ int main(int argc, char** argv) {
       argc, argv,
       "bench_topk: top-k over [M, N] logits.\n"
       "  --sizes=MxN,...   default 1x128256,64x128256,1024x50257,1024x128256,4096x32000\n"
-      "  versions: thread_queue warp_merge radix_select split_row dispatch softmax_topk cub");
+      "  versions: thread_queue warp_merge radix_select split_row cluster_row dispatch "
+      "softmax_topk cub");
   std::vector<Shape> shapes = {
       {1, 128256}, {64, 128256}, {1024, 50257}, {1024, 128256}, {4096, 32000}};
   if (!args.sizes.empty()) shapes = parse_shapes(args.sizes);

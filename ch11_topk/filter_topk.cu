@@ -33,10 +33,13 @@
 
 #include "common/block_reduce.cuh"
 #include "common/fast_math.cuh"
+#include "common/gpu_info.hpp"
 #include "common/vector_io.cuh"
 
+#include <cooperative_groups.h>
 #include <cuda/atomic>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -45,6 +48,7 @@ namespace topk {
 namespace detail {
 namespace {
 
+namespace cg = cooperative_groups;
 using common::MaxSum;
 using common::MaxSumMerge;
 
@@ -730,6 +734,341 @@ void launch_filter(const T* x, int64_t M, int64_t N, int k, int chunks, float sc
   CUDA_CHECK_LAUNCH();
 }
 
+// Version 4b: a row held in the registers of one thread-block cluster (sm_90), for few rows of at
+// most 16 blocks' worth of registers (kClusterBlockElements each). Version 4's chain of round
+// trips (the row's sample, a tile at a time, the publication, the merge through L2) becomes: one
+// load of the whole row, spread over up to 16 SMs, and two exchanges through distributed shared
+// memory. A bound used throughout: if u groups of elements each hold d distinct elements >= t,
+// then u * d elements are >= t, and t is at most the (u * d)-th best.
+//   1. Each block loads its part, kClusterPacks 16-byte packs per thread of 512, all in flight at
+//      once. Each thread takes the best composite it holds, each warp sorts its 32 thread bests
+//      (warp_sort_descending), and the block bounds its d-th best at a few depths d from the
+//      warps' sorted bests (block_depth_bound).
+//   2. Every block pushes these bounds to every block of the cluster, and each derives the same
+//      threshold (cluster_depth_bound): at depth d, the ceil(k / d)-th largest of the blocks'
+//      depth-d bounds is <= the row's k-th best; the threshold is the largest of these over the
+//      depths. The smallest depth, ceil(k / blocks), is tight when the best elements are spread
+//      over the row, the largest (k, or 128) when they crowd into one block.
+//   3. Each block appends the elements that reach the threshold to block 0's candidate buffer
+//      (one distributed atomic per warp reserves their slots). After a cluster barrier block 0
+//      selects and sorts the k best and writes them. If the
+//      candidates overflowed the buffer (only rows built for it do that), block 0 reads the whole
+//      row again (cluster_reread).
+// Nothing goes through global memory but the row and the answer, and no workspace is needed.
+constexpr int kClusterThreads = 512;
+constexpr int kClusterWarps = kClusterThreads / common::kWarpSize;
+constexpr int kClusterPacks = 4;       // 16-byte packs per thread, all loaded at once
+constexpr int kMaxClusterBlocks = 16;  // the largest cluster sm_90 launches (non-portable size)
+constexpr int kClusterDepths = 6;      // depths pushed per block: log2(16) + 2 at most
+constexpr int kMaxClusterDepth = 128;  // the deepest bound a block gives
+
+template <typename T>
+constexpr int64_t kClusterBlockElements = int64_t{kClusterThreads} *
+                                          kClusterPacks* static_cast<int64_t>(16 / sizeof(T));
+
+// Blocks per row of version 4b for rows of N elements, 0 when one cluster cannot hold them.
+template <typename T>
+int cluster_row_blocks(int64_t N) {
+  const int64_t blocks = (N + kClusterBlockElements<T> - 1) / kClusterBlockElements<T>;
+  return blocks <= kMaxClusterBlocks ? static_cast<int>(blocks) : 0;
+}
+
+// Depth j (0 past the last) of the depths every block pushes: ceil(k / blocks), doubling, then
+// min(k, kMaxClusterDepth). At every depth d, ceil(k / d) <= blocks.
+__device__ __forceinline__ int cluster_depth(int j, int k, int blocks) {
+  const int last = min(k, kMaxClusterDepth);
+  const int d = ((k + blocks - 1) / blocks) << j;
+  if (d < last) return d;
+  return j == 0 || (d >> 1) < last ? last : 0;  // the first depth to reach `last` is `last`
+}
+
+// The r-th largest (1-based) of the values lanes 0 .. kLanes - 1 hold, kEmptySlot when fewer than r
+// of them are not empty. Every lane of the warp calls it and gets the answer. The loop has a fixed
+// count, so that its shuffles issue back to back: an empty slot is larger than nothing and changes
+// no rank.
+template <int kLanes>
+__device__ __forceinline__ uint64_t warp_rank_select(uint64_t mine, int r) {
+  const int lane = threadIdx.x % common::kWarpSize;
+  if (lane >= kLanes) mine = kEmptySlot;
+  int rank = 0;
+#pragma unroll
+  for (int u = 0; u < kLanes; ++u)
+    rank += __shfl_sync(common::kFullWarpMask, mine, u) > mine;
+  const unsigned hit = __ballot_sync(common::kFullWarpMask, mine != kEmptySlot && rank == r - 1);
+  return hit ? __shfl_sync(common::kFullWarpMask, mine, __ffs(hit) - 1) : kEmptySlot;
+}
+
+// Sorts the warp's 32 values descending (bitonic, in registers): lane l ends with the (l+1)-th
+// largest.
+__device__ __forceinline__ uint64_t warp_sort_descending(uint64_t v) {
+  const int lane = threadIdx.x % common::kWarpSize;
+#pragma unroll
+  for (int size = 2; size <= common::kWarpSize; size *= 2) {
+#pragma unroll
+    for (int stride = size / 2; stride > 0; stride /= 2) {
+      const uint64_t other = __shfl_xor_sync(common::kFullWarpMask, v, stride);
+      const bool larger = ((lane & size) == 0) == ((lane & stride) == 0);
+      v = (v > other) == larger ? v : other;
+    }
+  }
+  return v;
+}
+
+// A bound on the block's d-th best: `sorted[w][i]` is warp w's (i+1)-th best thread best. With
+// depth e per warp, the ceil(d / e)-th largest of the warps' depth-e bests is matched or beaten by
+// that many warps' e elements. Two choices of e, the largest of their bounds: ceil(d / warps)
+// (tight when the block's best elements are spread over its warps) and min(d, 32) (when they
+// crowd into one). Called by one whole warp.
+__device__ __forceinline__ uint64_t block_depth_bound(const uint64_t (*sorted)[common::kWarpSize],
+                                                      int d) {
+  const int lane = threadIdx.x % common::kWarpSize;
+  uint64_t bound = kEmptySlot;
+  const int spread = (d + kClusterWarps - 1) / kClusterWarps;
+  const int crowded = min(d, common::kWarpSize);
+  for (int choice = 0; choice < (spread == crowded ? 1 : 2); ++choice) {
+    const int e = choice == 0 ? spread : crowded;
+    const uint64_t mine = lane < kClusterWarps ? sorted[lane][e - 1] : kEmptySlot;
+    bound = MaxComposite{}(bound, warp_rank_select<kClusterWarps>(mine, (d + e - 1) / e));
+  }
+  return bound;
+}
+
+// The best composite of a thread's packs: the largest value first (NaN above all), then the
+// composite max over the first pack that holds it, which is also the lowest index holding it.
+template <typename T, int kPacks>
+__device__ __forceinline__ uint64_t packs_best(const RawPack<T> (&packs)[kPacks],
+                                               const float (&pack_max)[kPacks],
+                                               const bool (&valid)[kPacks], uint32_t first_index,
+                                               uint32_t pack_stride) {
+  constexpr int kVec = RawPack<T>::kSize;
+  float m = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < kPacks; ++j)
+    if (valid[j]) m = max_nan(m, pack_max[j]);
+  RawPack<T> chosen{make_uint4(0, 0, 0, 0)};
+  uint32_t index = 0;
+  bool found = false;
+#pragma unroll
+  for (int j = kPacks - 1; j >= 0; --j) {  // backwards: the first match wins
+    const bool match = valid[j] && (m != m ? pack_max[j] != pack_max[j] : pack_max[j] == m);
+    if (match) {
+      chosen = packs[j];
+      index = first_index + j * pack_stride;
+      found = true;
+    }
+  }
+  if (!found) return kEmptySlot;
+  uint64_t best = kEmptySlot;
+#pragma unroll
+  for (int e = 0; e < kVec; ++e)
+    best = MaxComposite{}(best, composite(chosen.key(e), index + e));
+  return best;
+}
+
+// The cluster's bound at depth j of cluster_depth (kEmptySlot past the last depth), from
+// slots[j][b], block b's bound at that depth. Called by one whole warp; the threshold is the
+// largest over j.
+__device__ __forceinline__ uint64_t cluster_depth_bound(const uint64_t (*slots)[kMaxClusterBlocks],
+                                                        int j, int k, int blocks) {
+  const int depth = cluster_depth(j, k, blocks);
+  if (depth == 0) return kEmptySlot;
+  const int lane = threadIdx.x % common::kWarpSize;
+  const uint64_t mine = lane < blocks ? slots[j][lane] : kEmptySlot;
+  return warp_rank_select<kMaxClusterBlocks>(mine, (k + depth - 1) / depth);
+}
+
+// The overflow path: block 0 alone offers the whole row, every element against `threshold`,
+// compacting to the k best whenever the buffer fills. Leaves the candidates in buffer[0, *count).
+template <typename T>
+__device__ void cluster_reread(const T* row, int64_t N, int k, uint64_t threshold, uint64_t* buffer,
+                               int capacity, uint64_t* winners, int* count,
+                               SelectScratch& scratch) {
+  __syncthreads();
+  if (threadIdx.x == 0) *count = 0;
+  __syncthreads();
+  for (int64_t first = 0; first < N; first += kClusterThreads) {
+    const int64_t i = first + threadIdx.x;
+    const uint64_t c = i < N ? composite(order_key(row[i]), static_cast<uint32_t>(i)) : kEmptySlot;
+    warp_append(buffer, count, i < N && c >= threshold, c);
+    if (__syncthreads_or(threadIdx.x == 0 && *count > capacity - kClusterThreads)) {
+      threshold = select_top_k<KeyTraits<T>::kBits>(buffer, *count, k, winners, scratch);
+      if (threadIdx.x == 0) *count = k;
+      __syncthreads();
+    }
+  }
+  __syncthreads();
+}
+
+template <typename T, class Config>
+__global__ void __launch_bounds__(kClusterThreads)
+    cluster_topk_kernel(const T* x, int64_t N, int k, T* values, int64_t* indices) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  using Vec = RawPack<T>;
+  constexpr int kVec = Vec::kSize;
+  extern __shared__ uint64_t shared_slots[];  // block 0: the candidate buffer, then winners
+  uint64_t* buffer = shared_slots;
+  uint64_t* winners = shared_slots + Config::kCapacity;
+  __shared__ SelectScratch scratch;
+  __shared__ int count;
+  __shared__ uint64_t warp_bests[kClusterWarps][common::kWarpSize];
+  __shared__ uint64_t depth_slots[kClusterDepths][kMaxClusterBlocks];
+  __shared__ uint64_t depth_thresholds[kClusterDepths];
+  cg::cluster_group cluster = cg::this_cluster();
+  const int blocks = static_cast<int>(cluster.num_blocks());
+  const int me = static_cast<int>(cluster.block_rank());
+  const int warp = threadIdx.x / common::kWarpSize, lane = threadIdx.x % common::kWarpSize;
+  if (threadIdx.x == 0) count = 0;
+  // Stores into another block's shared memory may start only once that block runs: arrive now,
+  // wait before the exchange. The release orders count = 0 before any remote append.
+  __syncthreads();
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+
+  const int64_t row_id = blockIdx.y;
+  const T* row = x + row_id * N;
+  const int64_t head = common::elements_to_alignment(row, N);
+  const int64_t num_packs = (N - head) / kVec;
+  const int64_t tail_start = head + num_packs * kVec;
+  const int64_t first_pack = int64_t{me} * kClusterThreads * kClusterPacks + threadIdx.x;
+  const uint32_t first_index = static_cast<uint32_t>(head + first_pack * kVec);
+  constexpr uint32_t kPackStride = kClusterThreads * kVec;  // index distance of a thread's packs
+  const T* aligned = row + head;
+  Vec packs[kClusterPacks];
+  bool valid[kClusterPacks];
+#pragma unroll
+  for (int j = 0; j < kClusterPacks; ++j) {
+    const int64_t p = first_pack + j * kClusterThreads;
+    valid[j] = p < num_packs;
+    packs[j].words = valid[j] ? __ldcs(reinterpret_cast<const uint4*>(aligned + p * kVec))
+                              : make_uint4(0, 0, 0, 0);
+  }
+  // The elements before the first and after the last 16-byte boundary (fewer than 2 * kVec):
+  // block 0's threads take one each.
+  uint64_t edge = kEmptySlot;
+  if (me == 0) {
+    const int t = threadIdx.x;
+    int64_t i = -1;
+    if (t < head)
+      i = t;
+    else if (t >= kVec && t - kVec < N - tail_start)
+      i = tail_start + t - kVec;
+    if (i >= 0) edge = composite(order_key(row[i]), static_cast<uint32_t>(i));
+  }
+
+  // 1. Thread bests, sorted per warp; the block's bounds.
+  float pack_max[kClusterPacks];
+#pragma unroll
+  for (int j = 0; j < kClusterPacks; ++j)
+    pack_max[j] = packs[j].max_value();
+  const uint64_t best =
+      MaxComposite{}(edge, packs_best<T>(packs, pack_max, valid, first_index, kPackStride));
+  warp_bests[warp][lane] = warp_sort_descending(best);
+  __syncthreads();
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");  // every block has started
+  if (warp < kClusterDepths) {
+    const int depth = cluster_depth(warp, k, blocks);
+    if (depth > 0) {
+      const uint64_t bound = block_depth_bound(warp_bests, depth);
+      if (lane < blocks) *cluster.map_shared_rank(&depth_slots[warp][me], lane) = bound;
+    }
+  }
+  // 2. Every block's bounds in every block; the threshold.
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+  if (warp < kClusterDepths) {  // a warp per depth, then the largest
+    const uint64_t bound = cluster_depth_bound(depth_slots, warp, k, blocks);
+    if (lane == 0) depth_thresholds[warp] = bound;
+  }
+  __syncthreads();
+  uint64_t threshold = kEmptySlot;
+#pragma unroll
+  for (int j = 0; j < kClusterDepths; ++j)
+    threshold = MaxComposite{}(threshold, depth_thresholds[j]);
+  const float threshold_value = key_value<T>(static_cast<uint32_t>(threshold >> 32));
+
+  // 3. Append what reaches the threshold to block 0's buffer: count, reserve, store.
+  int n = edge != kEmptySlot && edge >= threshold;
+  uint32_t keep[kClusterPacks];
+#pragma unroll
+  for (int j = 0; j < kClusterPacks; ++j) {
+    keep[j] = 0;
+    if (valid[j] && !(pack_max[j] < threshold_value)) {
+      const uint32_t index = first_index + j * kPackStride;
+#pragma unroll
+      for (int e = 0; e < kVec; ++e)
+        if (composite(packs[j].key(e), index + e) >= threshold) keep[j] |= 1u << e;
+    }
+    n += __popc(keep[j]);
+  }
+  uint64_t* buffer0 = cluster.map_shared_rank(buffer, 0);
+  int slot = warp_reserve(cluster.map_shared_rank(&count, 0), n).first;
+  if (edge != kEmptySlot && edge >= threshold) {
+    if (slot < Config::kCapacity) buffer0[slot] = edge;
+    ++slot;
+  }
+#pragma unroll
+  for (int j = 0; j < kClusterPacks; ++j) {
+    for (uint32_t bits = keep[j]; bits != 0; bits &= bits - 1) {
+      const int e = __ffs(bits) - 1;
+      if (slot < Config::kCapacity)
+        buffer0[slot] = composite(packs[j].key(e), first_index + j * kPackStride + e);
+      ++slot;
+    }
+  }
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+  if (me != 0) return;
+
+  // Block 0: the k best of the candidates, sorted.
+  if (count > Config::kCapacity)
+    cluster_reread(row, N, k, threshold, buffer, Config::kCapacity, winners, &count, scratch);
+  int found = count;
+  if (found > max(k, kRankLimit)) {
+    select_top_k<KeyTraits<T>::kBits>(buffer, found, k, winners, scratch);
+    found = k;
+  }
+  const uint64_t* answer = buffer;
+  if (found > kRankLimit) {
+    block_sort_descending<kClusterThreads>(buffer, found);
+  } else {
+    scatter_by_rank_split(buffer, found, k, winners);
+    found = min(found, k);
+    answer = winners;
+    __syncthreads();
+  }
+  for (int j = threadIdx.x; j < found; j += kClusterThreads)
+    write_slot(row, answer[j], values, indices, row_id * k + j);
+#else
+  (void)x, (void)N, (void)k, (void)values, (void)indices;  // the launcher refuses before sm_90
+#endif
+}
+
+template <typename T, class Config>
+void launch_cluster_row(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
+                        int blocks, cudaStream_t stream) {
+  auto kernel = cluster_topk_kernel<T, Config>;
+  static const bool attributes_set = [&] {
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(Config::kSharedBytes)));
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    return true;
+  }();
+  (void)attributes_set;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(M));
+  config.blockDim = dim3(kClusterThreads);
+  config.dynamicSmemBytes = Config::kSharedBytes;
+  config.stream = stream;
+  cudaLaunchAttribute attribute = {};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = static_cast<unsigned>(blocks);
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, x, N, k, values, indices));
+  CUDA_CHECK_LAUNCH();
+}
+
 template <typename T, bool kSoftmax>
 void run_filter(const char* who, const T* x, int64_t M, int64_t N, int k, int chunks, float scale,
                 T* values, int64_t* indices, float* probs, float* lse, void* workspace,
@@ -771,11 +1110,32 @@ void softmax_topk(const T* x, int64_t M, int64_t N, int k, float temperature, in
                               probs, lse, workspace, stream);
 }
 
+template <typename T>
+void topk_cluster_row(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
+                      cudaStream_t stream) {
+  check_problem(__func__, x, M, N, k, indices, kMaxK);
+  CHECK_ARG(M == 0 || values != nullptr, "values must not be null");
+  CHECK_ARG(N <= cluster_row_max_n(static_cast<int>(sizeof(T))),
+            "rows of N = " << N << " do not fit one cluster's registers (at most "
+                           << cluster_row_max_n(static_cast<int>(sizeof(T))) << ")");
+  CHECK_ARG(M <= 65535, "M = " << M << " exceeds the grid's 65535 rows of clusters");
+  CHECK_ARG(common::device_properties().major >= 9, "thread-block clusters need sm_90 or newer");
+  if (M == 0) return;
+  // At least ceil(k / 128) blocks, so that no block is asked for a bound deeper than 128.
+  const int blocks = std::max(detail::cluster_row_blocks<T>(N),
+                              (k + detail::kMaxClusterDepth - 1) / detail::kMaxClusterDepth);
+  if (k <= detail::SmallK::kMaxK)
+    detail::launch_cluster_row<T, detail::SmallK>(x, M, N, k, values, indices, blocks, stream);
+  else
+    detail::launch_cluster_row<T, detail::LargeK>(x, M, N, k, values, indices, blocks, stream);
+}
+
 #define TOPK_INSTANTIATE_FILTER(T)                                                          \
   template void topk_filtered(const T*, int64_t, int64_t, int, int, T*, int64_t*, void*,    \
                               cudaStream_t);                                                \
   template void softmax_topk(const T*, int64_t, int64_t, int, float, int, int64_t*, float*, \
-                             float*, void*, cudaStream_t);
+                             float*, void*, cudaStream_t);                                  \
+  template void topk_cluster_row(const T*, int64_t, int64_t, int, T*, int64_t*, cudaStream_t);
 TOPK_INSTANTIATE_FILTER(float)
 TOPK_INSTANTIATE_FILTER(__half)
 TOPK_INSTANTIATE_FILTER(__nv_bfloat16)

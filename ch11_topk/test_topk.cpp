@@ -192,6 +192,10 @@ Launcher<T> split_for(const Case& c) {
   return c.chunks > 0 ? split_launcher<T>(c.chunks) : version_launcher<T>(topk::Version::SplitRow);
 }
 template <typename T>
+Launcher<T> cluster_row_for(const Case&) {
+  return version_launcher<T>(topk::Version::ClusterRow);
+}
+template <typename T>
 Launcher<T> dispatch_for(const Case&) {
   return dispatch_launcher<T>();
 }
@@ -403,6 +407,68 @@ TEST_CASE("version 4: rows split across blocks", "[ch11_topk][split_row]") {
   };
   INFO("three launches on one workspace");
   REQUIRE_CHECK(topk_check::check_topk<float>(reused, make_data(Data::Logits, M, N, 77), M, N, k));
+}
+
+namespace {
+
+// A row that makes version 4b's candidates overflow block 0's buffer. Its blocks bound their
+// d-th best at depths d >= d0 = ceil(k / blocks) from their warps' sorted thread bests: from the
+// warps' e-th bests with e = ceil(d / 16) (the d / e-th largest of them) and with e = min(d, 32).
+// In every block, d0 - 1 warps each have d0 - 1 threads that hold nothing but large values, and
+// every other element is normal: each of those bounds then needs a warp or a thread more than
+// the hot ones, so every bound, and the threshold, is a normal value, and every element of the
+// hot threads reaches it: (d0 - 1)^2 threads per block, 16 elements each in fp32 (32 in bf16),
+// more than the buffer's 3072 slots for k = 100 and 128. Block 0 must notice and read the row
+// again.
+template <typename T>
+void check_cluster_overflow(int64_t N, int k) {
+  constexpr int64_t kVec = 16 / static_cast<int64_t>(sizeof(T));
+  constexpr int64_t kThreads = 512, kPacks = 4;  // version 4b's block shape
+  const int64_t blocks = (N + kThreads * kPacks * kVec - 1) / (kThreads * kPacks * kVec);
+  const int64_t d0 = (k + blocks - 1) / blocks;
+  INFO(common::DType<T>::name << " overflowing candidates, N=" << N << " k=" << k
+                              << " hot threads per block=" << (d0 - 1) * (d0 - 1));
+  REQUIRE((d0 - 1) * (d0 - 1) * kPacks * kVec * blocks > 3072);
+  std::vector<float> x = common::gen::normal(static_cast<size_t>(N), 4747 + k);
+  for (int64_t i = 0; i < N; ++i) {
+    const int64_t thread = (i / kVec) % kThreads;  // the row starts 16-byte aligned
+    const int64_t warp = thread / 32, lane = thread % 32;
+    if (warp >= 1 && warp < d0 && lane < d0 - 1)
+      x[static_cast<size_t>(i)] = 100.0f + static_cast<float>(i % 7);
+  }
+  REQUIRE_CHECK(topk_check::check_topk(version_launcher<T>(topk::Version::ClusterRow),
+                                       common::convert<T>(x), 1, N, k));
+}
+
+}  // namespace
+
+TEST_CASE("version 4b: a row in a cluster's registers", "[ch11_topk][cluster_row]") {
+  INFO(
+      "version 4b is given code; it needs TODO 3 (the filter's finish) in "
+      "ch11_topk/radix_select.cuh");
+  INFO("thread-block clusters need an sm_90 GPU");
+  REQUIRE(topk::supports(topk::Version::ClusterRow, 1, 1024, 1, 4));
+  const std::vector<Case> cases = {
+      {1, 128256, 50, Data::Logits},     {1, 128256, 1, Data::Normal, 1},
+      {64, 128256, 50, Data::Logits, 3}, {3, 131072, 1024, Data::Normal},
+      {7, 32000, 1000, Data::Ties},      {1, 17, 2, Data::Logits, 1},
+      {1, 17, 17, Data::NaNs},           {3, 50257, 256, Data::NaNs, 1},
+      {2, 100000, 129, Data::AllEqual},  {2, 128256, 50, Data::MaskedInf, 2},
+      {4, 2000, 32, Data::MaskedRows},   {2, 32000, 33, Data::SignedZeros},
+      {2, 65536, 7, Data::PlusInf},      {2, 1000, 200, Data::Normal}};
+  RUN_ALL_TYPES(cases, cluster_row_for);
+  for (int k : {100, 128}) {
+    check_cluster_overflow<float>(131072, k);
+    check_cluster_overflow<__nv_bfloat16>(262144, k);
+  }
+  const std::vector<Case> bf16_long = {{2, 262144, 50, Data::Logits, 1},
+                                       {1, 256000, 1024, Data::Ties}};
+  run_cases<__nv_bfloat16>(bf16_long, cluster_row_for<__nv_bfloat16>);
+  run_cases<__half>(bf16_long, cluster_row_for<__half>);
+  REQUIRE_THROWS_AS(
+      topk::topk(topk::Version::ClusterRow, static_cast<const float*>(nullptr), 1, 131073, 1,
+                 static_cast<float*>(nullptr), static_cast<int64_t*>(nullptr), nullptr),
+      std::invalid_argument);
 }
 
 namespace {

@@ -28,9 +28,10 @@ enum class Version {
   WarpMerge,        // 2. warp-wide bitonic queues behind a running threshold (k <= 256)
   RadixSelect,      // 3. threshold filter into shared memory + radix select on chip, block per row
   SplitRow,         // 4. version 3 with each row split across blocks, then a merge (small M)
+  ClusterRow,       // 4b. each row in the registers of a thread-block cluster (small M, sm_90)
 };
 constexpr Version kAllVersions[] = {Version::ThreadQueue, Version::WarpMerge, Version::RadixSelect,
-                                    Version::SplitRow};
+                                    Version::SplitRow, Version::ClusterRow};
 const char* version_name(Version v);
 int max_k(Version v);  // the largest k a version supports (1024 for the final paths)
 constexpr int kMaxK = 1024;
@@ -81,6 +82,19 @@ template <typename T>
 void softmax_topk(const T* x, int64_t M, int64_t N, int k, float temperature, int chunks,
                   int64_t* indices, float* probs, float* lse, void* workspace,
                   cudaStream_t stream = nullptr);
+
+// Version 4b: each row in the registers of one thread-block cluster of up to 16 blocks (sm_90;
+// M < 65536; N <= cluster_row_max_n(sizeof(T))). No workspace.
+template <typename T>
+void topk_cluster_row(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
+                      cudaStream_t stream = nullptr);
+// The longest row version 4b holds: 16 blocks of 128 threads, 16 packs of 16 bytes each.
+constexpr int64_t cluster_row_max_n(int elem_bytes) {
+  return int64_t{16} * 128 * 16 * (16 / elem_bytes);
+}
+// Whether a version runs an [M, N] problem of `elem_bytes`-byte elements with this k here (version
+// 4b needs sm_90 and rows that fit one cluster; every version has its max_k).
+bool supports(Version v, int64_t M, int64_t N, int k, int elem_bytes);
 
 // The launchers of versions 1 and 2 (called by topk(Version, ...)).
 template <typename T>
