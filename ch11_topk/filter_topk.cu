@@ -281,6 +281,16 @@ struct RawPack {
   }
 };
 
+// The element thread t takes around the 16-byte boundaries of a range of `length` elements
+// whose whole packs span [head, tail_start): threads 0 .. head - 1 the head, threads kVec and up
+// the tail (each fewer than kVec elements); -1 for every other thread.
+__device__ __forceinline__ int64_t edge_element(int t, int64_t head, int64_t tail_start,
+                                                int64_t length, int kVec) {
+  if (t < head) return t;
+  if (t >= kVec && t - kVec < length - tail_start) return tail_start + t - kVec;
+  return -1;
+}
+
 template <int n>
 __device__ __forceinline__ MaxSum accumulate_softmax(MaxSum s, const float (&y)[n]) {
   // TODO 5 (about 8 lines; checked by [ch11_topk][softmax_topk]):
@@ -354,11 +364,7 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
   bool edge_valid = false;
   {
     const int t = threadIdx.x;
-    int64_t i = -1;
-    if (t < head)
-      i = t;
-    else if (t >= kVec && t - kVec < length - tail_start)
-      i = tail_start + t - kVec;
+    const int64_t i = edge_element(t, head, tail_start, length, kVec);
     const bool valid = i >= 0;
     const T v = valid ? base[i] : T{};
     if (spread) {
@@ -563,24 +569,29 @@ __device__ void merge_lists(const uint64_t* lists, int chunks, int k, Filter& fi
 }
 
 // The rare second reading of a chunk whose guessed seed was above its k-th best: every element
-// is offered again, with no threshold until the buffer is compacted. Plain loads, four per thread
-// in flight, and few registers, so that this path costs the streaming loop none. The softmax
-// state needs no second reading: it never depended on the threshold.
+// is offered again, against `start` (a threshold known to be <= the k-th best; none for a
+// guess that failed) until the buffer is compacted. Plain loads, four per thread in flight, and
+// few registers, so that this path costs the streaming loop none. Strides by the block's size:
+// version 4b's block 0 reads with 512 threads. The softmax state needs no second reading: it
+// never depended on the threshold.
+constexpr int kOfferInFlight = 4;  // offer_again's loads per thread and round
 template <typename T, class Filter>
-__device__ void offer_again(const T* row, int64_t begin, int64_t end, Filter& filter) {
-  constexpr int kInFlight = 4;
+__device__ void offer_again(const T* row, int64_t begin, int64_t end, Filter& filter,
+                            uint64_t start = kEmptySlot) {
+  constexpr int kInFlight = kOfferInFlight;
   __syncthreads();  // every thread has read the count (seed_held) before reset clears it
-  filter.reset(kEmptySlot);
-  for (int64_t first = begin; first < end; first += kInFlight * kFilterThreads) {
+  filter.reset(start);
+  const int64_t threads = blockDim.x;
+  for (int64_t first = begin; first < end; first += kInFlight * threads) {
     T v[kInFlight];
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u) {
-      const int64_t i = first + u * kFilterThreads + threadIdx.x;
+      const int64_t i = first + u * threads + threadIdx.x;
       v[u] = i < end ? row[i] : T{};
     }
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u) {
-      const int64_t i = first + u * kFilterThreads + threadIdx.x;
+      const int64_t i = first + u * threads + threadIdx.x;
       filter.offer(i < end, composite(order_key(v[u]), static_cast<uint32_t>(i)));
     }
     filter.end_tile();
@@ -751,9 +762,8 @@ void launch_filter(const T* x, int64_t M, int64_t N, int k, int chunks, float sc
 //      over the row, the largest (k, or 128) when they crowd into one block.
 //   3. Each block appends the elements that reach the threshold to block 0's candidate buffer
 //      (one distributed atomic per warp reserves their slots). After a cluster barrier block 0
-//      selects and sorts the k best and writes them. If the
-//      candidates overflowed the buffer (only rows built for it do that), block 0 reads the whole
-//      row again (cluster_reread).
+//      selects and sorts the k best and writes them. If the candidates overflowed the buffer
+//      (only rows built for it do that), block 0 reads the whole row again (offer_again).
 // Nothing goes through global memory but the row and the answer, and no workspace is needed.
 constexpr int kClusterThreads = 512;
 constexpr int kClusterWarps = kClusterThreads / common::kWarpSize;
@@ -765,6 +775,10 @@ constexpr int kMaxClusterDepth = 128;  // the deepest bound a block gives
 template <typename T>
 constexpr int64_t kClusterBlockElements = int64_t{kClusterThreads} *
                                           kClusterPacks* static_cast<int64_t>(16 / sizeof(T));
+static_assert(kMaxClusterBlocks * kClusterBlockElements<float> == cluster_row_max_n(4),
+              "topk.h's cluster_row_max_n must describe this kernel's shape");
+static_assert(kOfferInFlight * kClusterThreads <= kTile,
+              "a round of offer_again must fit the room CandidateFilter::end_tile keeps");
 
 // Blocks per row of version 4b for rows of N elements, 0 when one cluster cannot hold them.
 template <typename T>
@@ -877,28 +891,6 @@ __device__ __forceinline__ uint64_t cluster_depth_bound(const uint64_t (*slots)[
   return warp_rank_select<kMaxClusterBlocks>(mine, (k + depth - 1) / depth);
 }
 
-// The overflow path: block 0 alone offers the whole row, every element against `threshold`,
-// compacting to the k best whenever the buffer fills. Leaves the candidates in buffer[0, *count).
-template <typename T>
-__device__ void cluster_reread(const T* row, int64_t N, int k, uint64_t threshold, uint64_t* buffer,
-                               int capacity, uint64_t* winners, int* count,
-                               SelectScratch& scratch) {
-  __syncthreads();
-  if (threadIdx.x == 0) *count = 0;
-  __syncthreads();
-  for (int64_t first = 0; first < N; first += kClusterThreads) {
-    const int64_t i = first + threadIdx.x;
-    const uint64_t c = i < N ? composite(order_key(row[i]), static_cast<uint32_t>(i)) : kEmptySlot;
-    warp_append(buffer, count, i < N && c >= threshold, c);
-    if (__syncthreads_or(threadIdx.x == 0 && *count > capacity - kClusterThreads)) {
-      threshold = select_top_k<KeyTraits<T>::kBits>(buffer, *count, k, winners, scratch);
-      if (threadIdx.x == 0) *count = k;
-      __syncthreads();
-    }
-  }
-  __syncthreads();
-}
-
 template <typename T, class Config>
 __global__ void __launch_bounds__(kClusterThreads)
     cluster_topk_kernel(const T* x, int64_t N, int k, T* values, int64_t* indices) {
@@ -945,12 +937,7 @@ __global__ void __launch_bounds__(kClusterThreads)
   // block 0's threads take one each.
   uint64_t edge = kEmptySlot;
   if (me == 0) {
-    const int t = threadIdx.x;
-    int64_t i = -1;
-    if (t < head)
-      i = t;
-    else if (t >= kVec && t - kVec < N - tail_start)
-      i = tail_start + t - kVec;
+    const int64_t i = edge_element(threadIdx.x, head, tail_start, N, kVec);
     if (i >= 0) edge = composite(order_key(row[i]), static_cast<uint32_t>(i));
   }
 
@@ -1019,8 +1006,11 @@ __global__ void __launch_bounds__(kClusterThreads)
   if (me != 0) return;
 
   // Block 0: the k best of the candidates, sorted.
-  if (count > Config::kCapacity)
-    cluster_reread(row, N, k, threshold, buffer, Config::kCapacity, winners, &count, scratch);
+  if (count > Config::kCapacity) {  // only rows built for it: read the row again alone
+    CandidateFilter<T, Config> filter{buffer, winners, &count, &scratch, k};
+    offer_again(row, 0, N, filter, threshold);
+    __syncthreads();
+  }
   int found = count;
   if (found > max(k, kRankLimit)) {
     select_top_k<KeyTraits<T>::kBits>(buffer, found, k, winners, scratch);

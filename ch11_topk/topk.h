@@ -88,9 +88,9 @@ void softmax_topk(const T* x, int64_t M, int64_t N, int k, float temperature, in
 template <typename T>
 void topk_cluster_row(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
                       cudaStream_t stream = nullptr);
-// The longest row version 4b holds: 16 blocks of 128 threads, 16 packs of 16 bytes each.
+// The longest row version 4b holds: 16 blocks of 512 threads, 4 packs of 16 bytes each.
 constexpr int64_t cluster_row_max_n(int elem_bytes) {
-  return int64_t{16} * 128 * 16 * (16 / elem_bytes);
+  return int64_t{16} * 512 * 4 * (16 / elem_bytes);
 }
 // Whether a version runs an [M, N] problem of `elem_bytes`-byte elements with this k here (version
 // 4b needs sm_90 and rows that fit one cluster; every version has its max_k).
