@@ -12,6 +12,7 @@
 #include "softmax_launch.h"
 
 #include "common/block_reduce.cuh"
+#include "common/cluster_mailbox.cuh"
 #include "common/errors.hpp"
 
 #include <cooperative_groups.h>
@@ -101,16 +102,33 @@ __device__ __forceinline__ V cluster_reduce(V block_value, Op op, V identity, Cl
 }
 
 // The push reduction, for a grid in which every block handles one row and exits (few rows: the
-// latency regime, where it took 1x131072 fp32 from 6.6 to 6.4 us on an H200). A block may store
-// into another block's shared memory only once that block runs: every thread arrives at a
-// cluster barrier first thing in the kernel (cluster_arrive_started), and the reduction waits on
-// it before its remote stores; by then every block has long started, so the wait is free.
-// Measured and not kept for many rows: at 64x131072 and longer fp32 rows it was 6-8% slower
-// than the pull.
+// latency regime). Every block posts its value into a slot of every block's mailbox
+// (common/cluster_mailbox.cuh) and reduces its own slots once they have all landed: no remote
+// read, and no cluster barrier after the stores. A block may post into another only once that
+// one has opened its mailbox: every thread arrives at a cluster barrier first thing in the
+// kernel (cluster_arrive_started), and the reduction waits on it before posting; by then every
+// block has long started, so the wait is free. Measured and not kept for many rows: at
+// 64x131072 and longer fp32 rows, a push through plain remote stores and a cluster barrier was
+// 6-8% slower than the pull.
 struct OneRowClusterToken {};
+
+// Block r's value lands in slots[r] of every block of the cluster.
+struct OneRowMailbox {
+  static constexpr unsigned kMaxBlocks = 16;  // the largest cluster sm_90 launches
+  uint64_t slots[kMaxBlocks];
+  uint64_t arrived;  // the mailbox's barrier
+};
+
+__device__ __forceinline__ OneRowMailbox& one_row_mailbox() {
+  __shared__ OneRowMailbox mailbox;
+  return mailbox;
+}
 
 __device__ __forceinline__ void cluster_arrive_started() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (threadIdx.x == 0)
+    common::mailbox_open(&one_row_mailbox().arrived,
+                         cg::this_cluster().num_blocks() * sizeof(uint64_t));
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
 #endif
 }
@@ -119,22 +137,23 @@ __device__ __forceinline__ void cluster_reduce_done(OneRowClusterToken&) {}
 
 template <typename V, typename Op>
 __device__ __forceinline__ V cluster_reduce(V block_value, Op op, V identity, OneRowClusterToken&) {
+  static_assert(sizeof(V) == sizeof(uint64_t), "a mailbox slot holds 8 bytes");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  constexpr unsigned kMaxBlocks = 16;  // the largest cluster sm_90 launches
-  __shared__ alignas(16) unsigned char storage[kMaxBlocks * sizeof(V)];
-  V* slots = reinterpret_cast<V*>(storage);  // [r]: the value of block r
+  OneRowMailbox& mailbox = one_row_mailbox();
   cg::cluster_group cluster = cg::this_cluster();
   const unsigned blocks = cluster.num_blocks();
-  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");  // every block has started
-  if (threadIdx.x < blocks)
-    *cluster.map_shared_rank(&slots[cluster.block_rank()], threadIdx.x) = block_value;
-  // Release: this block's remote stores are visible to every block that acquires. After the
-  // wait, every slot of this block is written and nothing writes it again.
-  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");  // every mailbox is open
+  if (threadIdx.x < blocks) {
+    uint64_t bits;
+    memcpy(&bits, &block_value, sizeof(bits));
+    common::mailbox_post(&mailbox.slots[cluster.block_rank()], bits, &mailbox.arrived, threadIdx.x);
+  }
+  common::mailbox_wait(&mailbox.arrived);
   // Every warp reduces the slots itself: no block barrier to hand the result on.
   const unsigned lane = threadIdx.x % common::kWarpSize;
-  return common::warp_reduce(lane < blocks ? slots[lane] : identity, op);
+  V value = identity;
+  if (lane < blocks) memcpy(&value, &mailbox.slots[lane], sizeof(value));
+  return common::warp_reduce(value, op);
 #else
   (void)op;
   (void)identity;
