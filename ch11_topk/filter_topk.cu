@@ -32,6 +32,7 @@
 #include "topk_keys.cuh"
 
 #include "common/block_reduce.cuh"
+#include "common/cluster_mailbox.cuh"
 #include "common/fast_math.cuh"
 #include "common/gpu_info.hpp"
 #include "common/vector_io.cuh"
@@ -755,8 +756,9 @@ void launch_filter(const T* x, int64_t M, int64_t N, int k, int chunks, float sc
 //      once. Each thread takes the best composite it holds, each warp sorts its 32 thread bests
 //      (warp_sort_descending), and the block bounds its d-th best at a few depths d from the
 //      warps' sorted bests (block_depth_bound).
-//   2. Every block pushes these bounds to every block of the cluster, and each derives the same
-//      threshold (cluster_depth_bound): at depth d, the ceil(k / d)-th largest of the blocks'
+//   2. Every block posts these bounds into every block's mailbox (common/cluster_mailbox.cuh:
+//      no cluster barrier after the stores), and each derives the same threshold
+//      (cluster_depth_bound): at depth d, the ceil(k / d)-th largest of the blocks'
 //      depth-d bounds is <= the row's k-th best; the threshold is the largest of these over the
 //      depths. The smallest depth, ceil(k / blocks), is tight when the best elements are spread
 //      over the row, the largest (k, or 128) when they crowd into one block.
@@ -905,15 +907,24 @@ __global__ void __launch_bounds__(kClusterThreads)
   __shared__ uint64_t warp_bests[kClusterWarps][common::kWarpSize];
   __shared__ uint64_t depth_slots[kClusterDepths][kMaxClusterBlocks];
   __shared__ uint64_t depth_thresholds[kClusterDepths];
+  __shared__ uint64_t bounds_arrived;  // the mailbox of depth_slots
   cg::cluster_group cluster = cg::this_cluster();
   const int blocks = static_cast<int>(cluster.num_blocks());
   const int me = static_cast<int>(cluster.block_rank());
   const int warp = threadIdx.x / common::kWarpSize, lane = threadIdx.x % common::kWarpSize;
-  if (threadIdx.x == 0) count = 0;
-  // Stores into another block's shared memory may start only once that block runs: arrive now,
-  // wait before the exchange. The release orders count = 0 before any remote append.
-  __syncthreads();
-  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+  // Stores into another block's shared memory may start only once that block runs and has
+  // opened its mailbox: arrive once it has, wait before the exchange. Block 0 arrives with a
+  // release, which orders count = 0 before any remote append, and before its loads (a release
+  // behind them would wait for them); the others arrive once their loads are in flight, relaxed.
+  if (threadIdx.x == 0) {
+    int depths = 0;
+    while (depths < kClusterDepths && cluster_depth(depths, k, blocks) > 0)
+      ++depths;
+    // A cluster of one block keeps its bounds with plain stores: st.async wants two or more.
+    common::mailbox_open(&bounds_arrived, blocks > 1 ? blocks * depths * sizeof(uint64_t) : 0);
+    if (me == 0) count = 0;
+  }
+  if (me == 0) asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
 
   const int64_t row_id = blockIdx.y;
   const T* row = x + row_id * N;
@@ -940,6 +951,7 @@ __global__ void __launch_bounds__(kClusterThreads)
     const int64_t i = edge_element(threadIdx.x, head, tail_start, N, kVec);
     if (i >= 0) edge = composite(order_key(row[i]), static_cast<uint32_t>(i));
   }
+  if (me != 0) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
 
   // 1. Thread bests, sorted per warp; the block's bounds.
   float pack_max[kClusterPacks];
@@ -955,13 +967,15 @@ __global__ void __launch_bounds__(kClusterThreads)
     const int depth = cluster_depth(warp, k, blocks);
     if (depth > 0) {
       const uint64_t bound = block_depth_bound(warp_bests, depth);
-      if (lane < blocks) *cluster.map_shared_rank(&depth_slots[warp][me], lane) = bound;
+      if (blocks == 1 && lane == 0) depth_slots[warp][0] = bound;
+      if (blocks > 1 && lane < blocks)
+        common::mailbox_post(&depth_slots[warp][me], bound, &bounds_arrived, lane);
     }
   }
   // 2. Every block's bounds in every block; the threshold.
-  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
   if (warp < kClusterDepths) {  // a warp per depth, then the largest
+    common::mailbox_wait(&bounds_arrived);
+    __syncwarp();  // a single block's own stores, from lane 0
     const uint64_t bound = cluster_depth_bound(depth_slots, warp, k, blocks);
     if (lane == 0) depth_thresholds[warp] = bound;
   }

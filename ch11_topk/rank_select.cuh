@@ -54,14 +54,16 @@ __device__ __forceinline__ void scatter_by_rank(const uint64_t* list, int n, int
 // takes 25 comparisons per thread in a block of 512 instead of 100.
 __device__ __forceinline__ void scatter_by_rank_split(const uint64_t* list, int n, int k,
                                                       uint64_t* out) {
-  int lanes = 1;
-  while (lanes < common::kWarpSize && 2 * lanes * n <= static_cast<int>(blockDim.x))
-    lanes *= 2;
+  int shift = 0;  // lanes = 2^shift: shifts and masks, not divisions, on the way in
+  while ((1 << shift) < common::kWarpSize && (2 << shift) * n <= static_cast<int>(blockDim.x))
+    ++shift;
+  const int lanes = 1 << shift;
   for (int first = 0; first < n * lanes; first += blockDim.x) {  // the same count in every thread
     const int t = first + static_cast<int>(threadIdx.x);
-    const int i = t / lanes, part = t % lanes;
+    const int i = t >> shift, part = t & (lanes - 1);
     const uint64_t a = i < n ? list[i] : kEmptySlot;
     int rank = 0;
+#pragma unroll 4  // four loads in flight: the loop waits for shared memory, not for its compares
     for (int m = part; m < n; m += lanes)
       rank += list[m] > a;
     for (int other = lanes / 2; other > 0; other /= 2)
