@@ -76,21 +76,36 @@ __device__ __forceinline__ void bulk_copy_to_shared([[maybe_unused]] void* dst,
       : "memory");
 }
 
-// Blocks until the barrier's phase with parity `phase` (0 or 1) has completed.
+// Blocks until the barrier's phase with parity `phase` (0 or 1) has completed. With
+// kClusterScope, what other blocks of the cluster stored into this block and counted on the
+// barrier (cluster_mailbox.cuh) is visible afterwards too, not only this block's own copies.
+template <bool kClusterScope = false>
 __device__ __forceinline__ void mbarrier_wait([[maybe_unused]] uint64_t* barrier,
                                               [[maybe_unused]] uint32_t phase) {
   [[maybe_unused]] const uint32_t address = shared_address(barrier);
   uint32_t done = 0;
   while (!done) {
-    COMMON_BULK_COPY_ASM(
-        "{\n"
-        ".reg .pred p;\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n"
-        "}\n"
-        : "=r"(done)
-        : "r"(address), "r"(phase)
-        : "memory");
+    if constexpr (kClusterScope) {
+      COMMON_BULK_COPY_ASM(
+          "{\n"
+          ".reg .pred p;\n"
+          "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+          "selp.u32 %0, 1, 0, p;\n"
+          "}\n"
+          : "=r"(done)
+          : "r"(address), "r"(phase)
+          : "memory");
+    } else {
+      COMMON_BULK_COPY_ASM(
+          "{\n"
+          ".reg .pred p;\n"
+          "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+          "selp.u32 %0, 1, 0, p;\n"
+          "}\n"
+          : "=r"(done)
+          : "r"(address), "r"(phase)
+          : "memory");
+    }
   }
 }
 

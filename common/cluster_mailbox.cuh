@@ -21,8 +21,8 @@
 // A mailbox is opened once per launch (phase 0 of its barrier). A block may post into another
 // only after that one has opened its mailbox, which a cluster barrier between the two makes sure
 // of. st.async wants a cluster of two blocks or more (compute-sanitizer rejects it in a cluster
-// of one): a lone block keeps its values with plain stores and opens its mailbox for 0 bytes. Built for an older GPU, every function here traps: the kernels that use it are launched
-// only on sm_90.
+// of one): a lone block keeps its values with plain stores and opens its mailbox for 0 bytes. Built
+// for an older GPU, every function here traps: the kernels that use it are launched only on sm_90.
 #pragma once
 
 #include "common/bulk_copy.cuh"
@@ -70,20 +70,8 @@ __device__ __forceinline__ void mailbox_post([[maybe_unused]] uint64_t* slot,
 
 // Blocks until every expected byte has been posted to this block; the posted slots may then be
 // read by the calling thread.
-__device__ __forceinline__ void mailbox_wait([[maybe_unused]] uint64_t* arrived) {
-  [[maybe_unused]] const uint32_t address = shared_address(arrived);
-  uint32_t done = 0;
-  while (!done) {
-    COMMON_MAILBOX_ASM(
-        "{\n"
-        ".reg .pred p;\n"
-        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], 0;\n"
-        "selp.u32 %0, 1, 0, p;\n"
-        "}\n"
-        : "=r"(done)
-        : "r"(address)
-        : "memory");
-  }
+__device__ __forceinline__ void mailbox_wait(uint64_t* arrived) {
+  mbarrier_wait<true>(arrived, 0);
 }
 
 #undef COMMON_MAILBOX_ASM
