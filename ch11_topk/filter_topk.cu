@@ -193,16 +193,8 @@ struct CandidateFilter {
   // buffer's end is unused until then.
   __device__ void seed(uint64_t thread_best, int r) {
     if (r > kFilterThreads) return;
-    uint64_t* seeds = buffer + Config::kCapacity - kFilterThreads;
-    seeds[threadIdx.x] = thread_best;
-    // kth_largest (rank_select.cuh) with each thread's candidate in a register: the general
-    // loop over list[i] costs this kernel registers it has to spill.
-    if (threadIdx.x == 0) scratch->kth = kEmptySlot;
-    __syncthreads();
-    const int rank = rank_in(seeds, kFilterThreads, thread_best);
-    if (thread_best != kEmptySlot && rank == r - 1) scratch->kth = thread_best;
-    __syncthreads();
-    const uint64_t t = scratch->kth;
+    const uint64_t t = block_rank_select<kFilterThreads>(
+        thread_best, r, buffer + Config::kCapacity - kFilterThreads, scratch->kth);
     if (t > threshold) raise(t);
   }
 
@@ -502,58 +494,73 @@ __device__ __forceinline__ void load_list_round(uint64_t (&c)[n], const uint64_t
 }
 
 // The last block's merge. Each published list is sorted, so its composites >= the start form a
-// prefix: a thread takes one list and loads it 8 composites at a time, and reads further only
-// while its last composite still passed. For 62 chunks and k = 50 about a hundred composites
-// pass, almost all among the first 8 of their lists: one round of loads, where streaming all
-// 3100 composites took four. A round appends at most 128 * 8 composites, less than the tile
-// end_tile keeps room for.
-// Where merge_start's composite at depth d lies in the first round (d <= 8, chunks >= k / 8), the
-// first round of the first 128 lists is loaded before the start is known and serves both: one
+// prefix: threads load a list 8 composites each at a time, and the list is read further only
+// while its last composite of the round still passed. With few chunks the block's 128 threads
+// share the lists, up to 8 threads per list, so that a round covers up to 64 composites of each:
+// for 16 chunks and k = 50 the whole of every published list, one round trip to L2 (where a
+// thread per list needed two or three on random rows: about a hundred composites pass the start,
+// and many lists hold more than 8 of them). For 62 chunks and k = 50, a thread per list: about a
+// hundred composites pass, almost all among the first 8 of their lists, one round of loads where
+// streaming all 3100 composites took four. A round appends at most 128 * 8 composites, less than
+// the tile end_tile keeps room for.
+// Where merge_start's composite at depth d lies in the first round (d <= 8 * threads per list),
+// the first round of the first 128 lists is loaded before the start is known and serves both: one
 // round trip to L2 instead of two (H200, with the acquire-release publication: 1x128256 fp32,
 // k = 50, 14.27 -> 13.60 us; 64x128256 27.20 -> 26.59). It waits in the buffer's last 1024
 // slots, which neither merge_start (at most kMaxChunks slots from the start) nor the round's
 // appends (at most 1024) reach. Deeper starts (k = 1024 over 93 chunks: d = 12) load as before:
 // loaded early, the fused fp32 kernel at one row took 43.4 -> 46.0 us.
-template <class Filter>
-__device__ void merge_lists(const uint64_t* lists, int chunks, int k, Filter& filter) {
+// kLanes: threads per list (1, or 8 where the chunks are at most 16); a round covers kLanes * 8
+// depths of each list. A compile-time count: computed at run time, it cost the kernel registers
+// it spilled.
+template <int kLanes, class Filter>
+__device__ void merge_lists_by(const uint64_t* lists, int chunks, int k, Filter& filter) {
   constexpr int kPerRound = kElementsPerThread / 2;  // what the registers have room for
   static_assert(Filter::Configuration::kCapacity >= kMaxChunks + kPerRound * kFilterThreads &&
                     Filter::Configuration::kCapacity >= 2 * kPerRound * kFilterThreads,
                 "the first round waits in the buffer's end");
+  static_assert(kLanes >= 1 && kLanes <= 8 && (kLanes & (kLanes - 1)) == 0, "lanes of one warp");
+  constexpr int lanes = kLanes;
   uint64_t* first_round =
       filter.buffer + Filter::Configuration::kCapacity - kPerRound * kFilterThreads;
+  constexpr int span = lanes * kPerRound;
   const int start_depth = (k + chunks - 1) / chunks;  // merge_start's d
-  const bool first_round_early = start_depth <= kPerRound;
+  const bool first_round_early = start_depth <= span;
   {
-    const int list = threadIdx.x;
-    const bool open = list < chunks;
-    uint64_t own = kEmptySlot;
+    // merge_start takes list threadIdx.x's composite at depth d, loaded together with the first
+    // round (which holds it too, in some thread's registers).
+    const int own_list = threadIdx.x;
+    const uint64_t own = own_list < chunks ? __ldcg(reinterpret_cast<const unsigned long long*>(
+                                                 lists + int64_t{own_list} * k + start_depth - 1))
+                                           : kEmptySlot;
     if (first_round_early) {
       uint64_t c[kPerRound];
-      load_list_round(c, lists, k, list, open, 0);
+      const int list = static_cast<int>(threadIdx.x) / lanes;
+      const int part = static_cast<int>(threadIdx.x) & (lanes - 1);
+      load_list_round(c, lists, k, list, list < chunks, part * kPerRound);
 #pragma unroll
       for (int j = 0; j < kPerRound; ++j)
-        first_round[j * kFilterThreads + list] = c[j];
-      // Read back from shared memory, not picked from c: a runtime index into c would put it
-      // in local memory.
-      own = first_round[(start_depth - 1) * kFilterThreads + list];
-    } else if (open) {
-      own = __ldcg(
-          reinterpret_cast<const unsigned long long*>(lists + int64_t{list} * k + start_depth - 1));
+        first_round[j * kFilterThreads + threadIdx.x] = c[j];
     }
     filter.reset(merge_start(lists, chunks, k, start_depth, own, filter));
   }
-  for (int first_list = 0; first_list < chunks; first_list += kFilterThreads) {
-    const int list = first_list + static_cast<int>(threadIdx.x);
+  const int lists_per_pass = kFilterThreads / lanes;
+  for (int first_list = 0; first_list < chunks; first_list += lists_per_pass) {
+    const int list = first_list + static_cast<int>(threadIdx.x) / lanes;
     bool open = list < chunks;
-    for (int depth = 0; __syncthreads_or(open); depth += kPerRound) {
+    for (int depth = 0; __syncthreads_or(open); depth += span) {
       uint64_t c[kPerRound];
       if (first_round_early && first_list == 0 && depth == 0) {
 #pragma unroll
         for (int j = 0; j < kPerRound; ++j)
           c[j] = first_round[j * kFilterThreads + threadIdx.x];
       } else {
-        load_list_round(c, lists, k, list, open, depth);
+        // The lane's part of the round, from the thread index read afresh (asm volatile): kept
+        // in a register through the loop, it cost the fused kernels a spill.
+        unsigned t;
+        asm volatile("mov.u32 %0, %%tid.x;" : "=r"(t));
+        load_list_round(c, lists, k, list, open,
+                        depth + static_cast<int>(t & (lanes - 1)) * kPerRound);
       }
       uint32_t keep = 0;
 #pragma unroll
@@ -563,10 +570,24 @@ __device__ void merge_lists(const uint64_t* lists, int chunks, int k, Filter& fi
 #pragma unroll
       for (int j = 0; j < kPerRound; ++j)
         if (keep & (1u << j)) filter.buffer[slot++] = c[j];
-      open = open && (keep & (1u << (kPerRound - 1))) && depth + kPerRound < k;
+      // The list goes on only while the last composite of its round, its last lane's, passed.
+      bool last_passed = keep >> (kPerRound - 1);
+      if constexpr (lanes > 1)
+        last_passed =
+            __shfl_sync(common::kFullWarpMask, last_passed,
+                        (static_cast<int>(threadIdx.x) % common::kWarpSize) | (lanes - 1));
+      open = open && last_passed && depth + span < k;
       filter.end_tile();
     }
   }
+}
+
+template <class Filter>
+__device__ void merge_lists(const uint64_t* lists, int chunks, int k, Filter& filter) {
+  if (chunks * 8 <= kFilterThreads)
+    merge_lists_by<8>(lists, chunks, k, filter);
+  else
+    merge_lists_by<1>(lists, chunks, k, filter);
 }
 
 // The rare second reading of a chunk whose guessed seed was above its k-th best: every element
@@ -812,22 +833,6 @@ __device__ __forceinline__ uint64_t warp_rank_select(uint64_t mine, int r) {
     rank += __shfl_sync(common::kFullWarpMask, mine, u) > mine;
   const unsigned hit = __ballot_sync(common::kFullWarpMask, mine != kEmptySlot && rank == r - 1);
   return hit ? __shfl_sync(common::kFullWarpMask, mine, __ffs(hit) - 1) : kEmptySlot;
-}
-
-// Sorts the warp's 32 values descending (bitonic, in registers): lane l ends with the (l+1)-th
-// largest.
-__device__ __forceinline__ uint64_t warp_sort_descending(uint64_t v) {
-  const int lane = threadIdx.x % common::kWarpSize;
-#pragma unroll
-  for (int size = 2; size <= common::kWarpSize; size *= 2) {
-#pragma unroll
-    for (int stride = size / 2; stride > 0; stride /= 2) {
-      const uint64_t other = __shfl_xor_sync(common::kFullWarpMask, v, stride);
-      const bool larger = ((lane & size) == 0) == ((lane & stride) == 0);
-      v = (v > other) == larger ? v : other;
-    }
-  }
-  return v;
 }
 
 // A bound on the block's d-th best: `sorted[w][i]` is warp w's (i+1)-th best thread best. With

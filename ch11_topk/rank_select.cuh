@@ -24,6 +24,59 @@ __device__ __forceinline__ int rank_in(const uint64_t* list, int n, uint64_t a) 
   return rank;
 }
 
+// Sorts the warp's 32 values descending (bitonic, in registers): lane l ends with the (l+1)-th
+// largest.
+__device__ __forceinline__ uint64_t warp_sort_descending(uint64_t v) {
+  const int lane = threadIdx.x % common::kWarpSize;
+#pragma unroll
+  for (int size = 2; size <= common::kWarpSize; size *= 2) {
+#pragma unroll
+    for (int stride = size / 2; stride > 0; stride /= 2) {
+      const uint64_t other = __shfl_xor_sync(common::kFullWarpMask, v, stride);
+      const bool larger = ((lane & size) == 0) == ((lane & stride) == 0);
+      v = (v > other) == larger ? v : other;
+    }
+  }
+  return v;
+}
+
+// How many of a warp's 32 composites, sorted descending, are larger than a: a binary search of
+// six shared-memory reads.
+__device__ __forceinline__ int count_above_sorted(const uint64_t* sorted, uint64_t a) {
+  int above = 0;
+#pragma unroll
+  for (int step = common::kWarpSize / 2; step > 0; step /= 2)
+    above += sorted[above + step - 1] > a ? step : 0;
+  return above + (sorted[above] > a);  // above <= 31 here
+}
+
+// The r-th largest (1-based) of the block's composites, one per thread (kThreads of them,
+// distinct where not empty), or kEmptySlot when fewer than r are not empty. Every thread calls it
+// and gets the answer; `sorted` is shared scratch of kThreads composites, `slot` a shared one.
+// Each warp sorts its 32 with shuffles; a composite's rank is then its lane plus, in every other
+// warp's sorted list, the number above it, found by binary search: about 200 instructions per
+// thread where counting against all 128 (rank_in) takes about 500, and all the blocks of an SM
+// seed at once.
+template <int kThreads>
+__device__ __forceinline__ uint64_t block_rank_select(uint64_t mine, int r, uint64_t* sorted,
+                                                      uint64_t& slot) {
+  constexpr int kWarps = kThreads / common::kWarpSize;
+  static_assert(kThreads % common::kWarpSize == 0, "whole warps");
+  const int lane = static_cast<int>(threadIdx.x) % common::kWarpSize;
+  const int warp = static_cast<int>(threadIdx.x) / common::kWarpSize;
+  const uint64_t v = warp_sort_descending(mine);
+  sorted[threadIdx.x] = v;
+  if (threadIdx.x == 0) slot = kEmptySlot;
+  __syncthreads();
+  int rank = lane;  // the larger ones of its own warp: the list is sorted and distinct
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w)
+    if (w != warp) rank += count_above_sorted(sorted + w * common::kWarpSize, v);
+  if (v != kEmptySlot && rank == r - 1) slot = v;
+  __syncthreads();
+  return slot;
+}
+
 // Every thread of the block calls this together, after a barrier that made list[0, n) visible.
 // list holds distinct composites and possibly empty slots, which take no rank. The candidates
 // of rank < k go to out[rank]: out[0, min(k, real candidates)) ends up sorted descending. out
