@@ -160,8 +160,13 @@ struct CandidateFilter {
   }
 
   // Leaves the best min(k, count) candidates in buffer[0, n), sorted descending, and returns n.
-  // A few hundred candidates are selected and sorted by counting (rank_select.cuh) in one step;
-  // more are first cut to k by the radix select.
+  // A few hundred candidates are selected and sorted by their ranks (rank_select.cuh) in one
+  // step; more are first cut to k by the radix select. The ranks come from counting
+  // (scatter_by_count), or with kSortedRuns, for more than 64 candidates, from sorted runs
+  // (scatter_by_rank): finish_merge, the merging block's, which ranks about a hundred. Sorted
+  // runs for every call site cost the streaming kernels registers they spilled, and a chunk's
+  // few dozen candidates count as fast.
+  template <bool kSortedRuns = false>
   __device__ int finish() {
     __syncthreads();
     int n = *count;
@@ -175,7 +180,13 @@ struct CandidateFilter {
         return n;
       }
     }
-    scatter_by_rank(buffer, n, k, winners);
+    static_assert(kRankLimit <= 2 * kFilterThreads && kRankLimit <= Config::kCapacity / 2,
+                  "scatter_by_rank takes two candidates per thread and runs at the buffer's end");
+    if (kSortedRuns && n > 64)
+      scatter_by_rank<kFilterThreads>(buffer, n, k, winners,
+                                      buffer + Config::kCapacity - 2 * kFilterThreads);
+    else
+      scatter_by_count(buffer, n, k, winners);
     n = min(n, k);
     __syncthreads();
     for (int i = threadIdx.x; i < n; i += blockDim.x)
@@ -183,6 +194,8 @@ struct CandidateFilter {
     __syncthreads();
     return n;
   }
+
+  __device__ int finish_merge() { return finish<true>(); }
 
   // The first threshold, before the first tile is offered: the r-th largest of the threads'
   // best elements of a sample (seed_sample.h). With r = k it is safe: those k elements are
@@ -482,6 +495,16 @@ template <class Filter>
 __device__ uint64_t merge_start(const uint64_t* lists, int chunks, int k, int depth, uint64_t own,
                                 Filter& filter) {
   const int lists_needed = (k + depth - 1) / depth;
+  if (chunks <= common::kWarpSize) {
+    // One warp ranks them with shuffles: one barrier, where counting in shared memory takes three.
+    // The caller's reset has the barrier that keeps the slot until everyone has read it.
+    if (threadIdx.x < common::kWarpSize) {
+      const uint64_t start = warp_rank_select<common::kWarpSize>(own, lists_needed);
+      if (threadIdx.x == 0) filter.scratch->kth = start;
+    }
+    __syncthreads();
+    return filter.scratch->kth;
+  }
   if (threadIdx.x < chunks) filter.buffer[threadIdx.x] = own;
   for (int c = threadIdx.x + blockDim.x; c < chunks; c += blockDim.x)
     filter.buffer[c] =
@@ -712,7 +735,8 @@ __global__ void __launch_bounds__(kFilterThreads, Config::kBlocksPerSM)
     //      but the last returns.
     //   3. The last block: merge_lists(lists, chunks, k, filter) with
     //      lists = ws.candidates + row_id * chunks * k (it starts the filter at merge_start's
-    //      bound and offers each list's prefix that passes); n = filter.finish(). With kSoftmax,
+    //      bound and offers each list's prefix that passes); n = filter.finish_merge() (finish()
+    //      for the merge's hundred or so candidates: it ranks them by sorted runs). With kSoftmax,
     //      state = the merge of the chunks' states (read them with __ldcg, e.g. as a float2;
     //      block_reduce with MaxSumMerge, identity {-inf, 0}; chunks may exceed blockDim.x).
     //   4. Thread 0 sets ws.counters[row_id] back to 0 for the next launch.
@@ -730,7 +754,7 @@ __global__ void __launch_bounds__(kFilterThreads, Config::kBlocksPerSM)
     if (!last_block) return;
     const uint64_t* lists = ws.candidates + row_id * chunks * k;
     merge_lists(lists, chunks, k, filter);
-    n = filter.finish();
+    n = filter.finish_merge();
     if constexpr (kSoftmax) {
       MaxSum merged{-INFINITY, 0.0f};
       for (int c = threadIdx.x; c < chunks; c += kFilterThreads) {
@@ -844,22 +868,6 @@ __device__ __forceinline__ int cluster_depth(int j, int k, int blocks) {
   const int d = ((k + blocks - 1) / blocks) << j;
   if (d < last) return d;
   return j == 0 || (d >> 1) < last ? last : 0;  // the first depth to reach `last` is `last`
-}
-
-// The r-th largest (1-based) of the values lanes 0 .. kLanes - 1 hold, kEmptySlot when fewer than r
-// of them are not empty. Every lane of the warp calls it and gets the answer. The loop has a fixed
-// count, so that its shuffles issue back to back: an empty slot is larger than nothing and changes
-// no rank.
-template <int kLanes>
-__device__ __forceinline__ uint64_t warp_rank_select(uint64_t mine, int r) {
-  const int lane = threadIdx.x % common::kWarpSize;
-  if (lane >= kLanes) mine = kEmptySlot;
-  int rank = 0;
-#pragma unroll
-  for (int u = 0; u < kLanes; ++u)
-    rank += __shfl_sync(common::kFullWarpMask, mine, u) > mine;
-  const unsigned hit = __ballot_sync(common::kFullWarpMask, mine != kEmptySlot && rank == r - 1);
-  return hit ? __shfl_sync(common::kFullWarpMask, mine, __ffs(hit) - 1) : kEmptySlot;
 }
 
 // A bound on the block's d-th best: `sorted[w][i]` is warp w's (i+1)-th best thread best. With
