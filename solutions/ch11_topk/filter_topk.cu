@@ -11,9 +11,10 @@
 //      (radix_select.cuh), drops the rest and raises the threshold to the k-th best: afterwards an
 //      element survives only when it beats the k-th best seen so far, about k / s of them after s
 //      elements, so the buffer is compacted only a handful of times per row. At the end the final
-//      candidates are selected and sorted, by counting ranks when at most 256 remain
-//      (rank_select.cuh); more are radix-selected down to k first, and sorted bitonically if
-//      still more than 256 (k > 256). Then they are written.
+//      candidates are selected and sorted by their ranks when at most 256 remain (counted, or
+//      in the merging block of a split row from warp-sorted runs: rank_select.cuh); more are
+//      radix-selected down to k first, and sorted bitonically if still more than 256 (k > 256).
+//      Then they are written.
 //   4. SplitRow: the same, with each row split into `chunks` blocks (grid.y), for small M where
 //      one block per row would leave most of the GPU idle. The chunks of a long row share one
 //      seed, guessed from a sample of the whole row (seed_sample.h), so that each keeps only the
@@ -180,8 +181,10 @@ struct CandidateFilter {
         return n;
       }
     }
-    static_assert(kRankLimit <= 2 * kFilterThreads && kRankLimit <= Config::kCapacity / 2,
-                  "scatter_by_rank takes two candidates per thread and runs at the buffer's end");
+    static_assert(
+        kRankLimit <= 2 * kFilterThreads && kRankLimit + 2 * kFilterThreads <= Config::kCapacity,
+        "scatter_by_rank takes two candidates per thread, and its runs at the buffer's "
+        "end must not overlap the candidates");
     if (kSortedRuns && n > 64)
       scatter_by_rank<kFilterThreads>(buffer, n, k, winners,
                                       buffer + Config::kCapacity - 2 * kFilterThreads);
@@ -491,8 +494,9 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
 // <= chunks: the r-th largest of the lists' composites at depth d is matched or beaten by r
 // lists' d composites, at least k in all, so it is <= the row's k-th best and is a valid start.
 // For 62 chunks and k = 50 it is the 50th best of the 62 chunk maxima, which about 100 of the
-// 3100 published composites pass. The composites at depth d wait in the filter's buffer; the
-// caller has loaded the one of list threadIdx.x (`own`, kEmptySlot where there is no such list).
+// 3100 published composites pass. The caller has loaded list threadIdx.x's composite at depth d
+// (`own`, kEmptySlot where there is no such list); up to 32 lists, one warp ranks them with
+// shuffles, more wait in the filter's buffer and are counted.
 static_assert(SmallK::kCapacity >= kMaxChunks && LargeK::kCapacity >= kMaxChunks,
               "merge_start keeps one composite per chunk in the candidate buffer");
 template <class Filter>
@@ -539,13 +543,13 @@ __device__ __forceinline__ void load_list_round(uint64_t (&c)[n], const uint64_t
 // streaming all 3100 composites took four. A round appends at most 128 * 8 composites, less than
 // the tile end_tile keeps room for.
 // Where merge_start's composite at depth d lies in the first round (d <= 8 * threads per list),
-// the first round of the first 128 lists is loaded before the start is known and serves both: one
-// round trip to L2 instead of two (H200, with the acquire-release publication: 1x128256 fp32,
-// k = 50, 14.27 -> 13.60 us; 64x128256 27.20 -> 26.59). It waits in the buffer's last 1024
-// slots, which neither merge_start (at most kMaxChunks slots from the start) nor the round's
-// appends (at most 1024) reach. Deeper starts (k = 1024 over 93 chunks: d = 12) load as before:
-// loaded early, the fused fp32 kernel at one row took 43.4 -> 46.0 us.
-// kLanes: threads per list (1, or 8 where the chunks are at most 16); a round covers kLanes * 8
+// the first round is loaded before the start is known, together with that composite (loaded
+// apart for merge_start): one round trip to L2 for both instead of two (H200, with the
+// acquire-release publication: 1x128256 fp32, k = 50, 14.27 -> 13.60 us; 64x128256 27.20 -> 26.59).
+// It waits in the buffer's last 1024 slots, which neither merge_start (at most kMaxChunks slots
+// from the start) nor the round's appends (at most 1024) reach. Deeper starts (k = 1024 over 93
+// chunks: d = 12) load as before: loaded early, the fused fp32 kernel at one row took 43.4 -> 46.0
+// us. kLanes: threads per list (1, or 8 where the chunks are at most 16); a round covers kLanes * 8
 // depths of each list. A compile-time count: computed at run time, it cost the kernel registers
 // it spilled.
 template <int kLanes, class Filter>
@@ -555,10 +559,9 @@ __device__ void merge_lists_by(const uint64_t* lists, int chunks, int k, Filter&
                     Filter::Configuration::kCapacity >= 2 * kPerRound * kFilterThreads,
                 "the first round waits in the buffer's end");
   static_assert(kLanes >= 1 && kLanes <= 8 && (kLanes & (kLanes - 1)) == 0, "lanes of one warp");
-  constexpr int lanes = kLanes;
   uint64_t* first_round =
       filter.buffer + Filter::Configuration::kCapacity - kPerRound * kFilterThreads;
-  constexpr int span = lanes * kPerRound;
+  constexpr int span = kLanes * kPerRound;
   const int start_depth = (k + chunks - 1) / chunks;  // merge_start's d
   const bool first_round_early = start_depth <= span;
   {
@@ -570,8 +573,8 @@ __device__ void merge_lists_by(const uint64_t* lists, int chunks, int k, Filter&
                                            : kEmptySlot;
     if (first_round_early) {
       uint64_t c[kPerRound];
-      const int list = static_cast<int>(threadIdx.x) / lanes;
-      const int part = static_cast<int>(threadIdx.x) & (lanes - 1);
+      const int list = static_cast<int>(threadIdx.x) / kLanes;
+      const int part = static_cast<int>(threadIdx.x) & (kLanes - 1);
       load_list_round(c, lists, k, list, list < chunks, part * kPerRound);
 #pragma unroll
       for (int j = 0; j < kPerRound; ++j)
@@ -579,9 +582,9 @@ __device__ void merge_lists_by(const uint64_t* lists, int chunks, int k, Filter&
     }
     filter.reset(merge_start(lists, chunks, k, start_depth, own, filter));
   }
-  const int lists_per_pass = kFilterThreads / lanes;
+  const int lists_per_pass = kFilterThreads / kLanes;
   for (int first_list = 0; first_list < chunks; first_list += lists_per_pass) {
-    const int list = first_list + static_cast<int>(threadIdx.x) / lanes;
+    const int list = first_list + static_cast<int>(threadIdx.x) / kLanes;
     bool open = list < chunks;
     for (int depth = 0; __syncthreads_or(open); depth += span) {
       uint64_t c[kPerRound];
@@ -595,7 +598,7 @@ __device__ void merge_lists_by(const uint64_t* lists, int chunks, int k, Filter&
         unsigned t;
         asm volatile("mov.u32 %0, %%tid.x;" : "=r"(t));
         load_list_round(c, lists, k, list, open,
-                        depth + static_cast<int>(t & (lanes - 1)) * kPerRound);
+                        depth + static_cast<int>(t & (kLanes - 1)) * kPerRound);
       }
       uint32_t keep = 0;
 #pragma unroll
@@ -607,10 +610,10 @@ __device__ void merge_lists_by(const uint64_t* lists, int chunks, int k, Filter&
         if (keep & (1u << j)) filter.buffer[slot++] = c[j];
       // The list goes on only while the last composite of its round, its last lane's, passed.
       bool last_passed = keep >> (kPerRound - 1);
-      if constexpr (lanes > 1)
+      if constexpr (kLanes > 1)
         last_passed =
             __shfl_sync(common::kFullWarpMask, last_passed,
-                        (static_cast<int>(threadIdx.x) % common::kWarpSize) | (lanes - 1));
+                        (static_cast<int>(threadIdx.x) % common::kWarpSize) | (kLanes - 1));
       open = open && last_passed && depth + span < k;
       filter.end_tile();
     }
@@ -739,9 +742,10 @@ __global__ void __launch_bounds__(kFilterThreads, Config::kBlocksPerSM)
     //      but the last returns.
     //   3. The last block: merge_lists(lists, chunks, k, filter) with
     //      lists = ws.candidates + row_id * chunks * k (it starts the filter at merge_start's
-    //      bound and offers each list's prefix that passes); n = filter.finish_merge() (finish()
-    //      for the merge's hundred or so candidates: it ranks them by sorted runs). With kSoftmax,
-    //      state = the merge of the chunks' states (read them with __ldcg, e.g. as a float2;
+    //      bound and offers each list's prefix that passes); n = filter.finish_merge() (the
+    //      merge's variant of finish(): it ranks its hundred or so candidates by sorted runs).
+    //      With kSoftmax, state = the merge of the chunks' states (read them with __ldcg, e.g. as
+    //      a float2;
     //      block_reduce with MaxSumMerge, identity {-inf, 0}; chunks may exceed blockDim.x).
     //   4. Thread 0 sets ws.counters[row_id] back to 0 for the next launch.
     // BEGIN TODO 4
