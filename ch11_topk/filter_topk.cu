@@ -163,10 +163,11 @@ struct CandidateFilter {
   // Leaves the best min(k, count) candidates in buffer[0, n), sorted descending, and returns n.
   // A few hundred candidates are selected and sorted by their ranks (rank_select.cuh) in one
   // step; more are first cut to k by the radix select. The ranks come from counting
-  // (scatter_by_count), or with kSortedRuns, for more than 64 candidates, from sorted runs
+  // (scatter_by_count), or with kSortedRuns, from kSortedRunsMin candidates on, from sorted runs
   // (scatter_by_rank): finish_merge, the merging block's, which ranks about a hundred. Sorted
-  // runs for every call site cost the streaming kernels registers they spilled, and a chunk's
-  // few dozen candidates count as fast.
+  // runs for every call site cost the streaming kernels registers they spilled, and a few dozen
+  // candidates count as fast (the merge of k = 1 slowed by sorting its 16).
+  static constexpr int kSortedRunsMin = 65;
   template <bool kSortedRuns = false>
   __device__ int finish() {
     __syncthreads();
@@ -185,7 +186,7 @@ struct CandidateFilter {
         kRankLimit <= 2 * kFilterThreads && kRankLimit + 2 * kFilterThreads <= Config::kCapacity,
         "scatter_by_rank takes two candidates per thread, and its runs at the buffer's "
         "end must not overlap the candidates");
-    if (kSortedRuns && n > 64)
+    if (kSortedRuns && n >= kSortedRunsMin)
       scatter_by_rank<kFilterThreads>(buffer, n, k, winners,
                                       buffer + Config::kCapacity - 2 * kFilterThreads);
     else
@@ -540,8 +541,9 @@ __device__ __forceinline__ void load_list_round(uint64_t (&c)[n], const uint64_t
 // acquire-release publication: 1x128256 fp32, k = 50, 14.27 -> 13.60 us; 64x128256 27.20 -> 26.59).
 // It waits in the buffer's last 1024 slots, which neither merge_start (at most kMaxChunks slots
 // from the start) nor the round's appends (at most 1024) reach. Deeper starts (k = 1024 over 93
-// chunks: d = 12) load as before: loaded early, the fused fp32 kernel at one row took 43.4 -> 46.0
-// us. kLanes: threads per list (1, or 8 where the chunks are at most 16); a round covers kLanes * 8
+// chunks: d = 12) load as before: loaded early, the fused fp32 kernel at one row took 43.4 to
+// 46.0 us.
+// kLanes: threads per list (1, or 8 where the chunks are at most 16); a round covers kLanes * 8
 // depths of each list. A compile-time count: computed at run time, it cost the kernel registers
 // it spilled.
 template <int kLanes, class Filter>
@@ -736,9 +738,9 @@ __global__ void __launch_bounds__(kFilterThreads, Config::kBlocksPerSM)
     //      lists = ws.candidates + row_id * chunks * k (it starts the filter at merge_start's
     //      bound and offers each list's prefix that passes); n = filter.finish_merge() (the
     //      merge's variant of finish(): it ranks its hundred or so candidates by sorted runs).
-    //      With kSoftmax, state = the merge of the chunks' states (read them with __ldcg, e.g. as
-    //      a float2;
-    //      block_reduce with MaxSumMerge, identity {-inf, 0}; chunks may exceed blockDim.x).
+    //      With kSoftmax, state = the merge of the chunks' states (read them with __ldcg, e.g.
+    //      as a float2; block_reduce with MaxSumMerge, identity {-inf, 0}; chunks may exceed
+    //      blockDim.x).
     //   4. Thread 0 sets ws.counters[row_id] back to 0 for the next launch.
     // BEGIN TODO 4
     (void)ws;
