@@ -58,11 +58,14 @@ __device__ __forceinline__ int held_elements(const RowLayout<T>& batch, int rank
 // their second pass. That read is x's last (and the residual's, in the fused add), so it should
 // not displace what is still to be read: the rows waiting for their second read, and γ and β,
 // which every row reads. Measured on an H200 against load_row's read-only loads (__ldg):
-// LayerNorm bf16 16384×4096 73.1 → 69.0 µs, the fused add fp32 1024×16384 76.2 → 73.1. Batches
-// of 8 packs keep load_row: fp32 RMSNorm was slower with streaming loads (1024×16384 35.7 →
-// 36.9 µs, 2048×12288 50.3 → 54.2), and ptxas spills fp32 LayerNorm at its 64 registers.
+// LayerNorm bf16 16384×4096 73.1 → 69.0 µs, the fused add fp32 1024×16384 76.2 → 73.1; in fp32
+// batches of 8 packs (2026-11-26, three alternating runs) RMSNorm 1024×16384 35.9 → 35.1 µs,
+// 512×32768 42.9 → 40.3, LayerNorm 1024×16384 38.7 → 37.9, 512×32768 45.3 → 43.7. 16-bit
+// RMSNorm in batches of 8 packs keeps load_row: with streaming loads ptxas spills it at its 64
+// registers, and they changed little (bf16 1024×32768 37.4 → 37.0 µs, 512×32768 20.9 → 21.0).
+template <typename T>
 __host__ __device__ constexpr bool streaming_reread(int packs) {
-  return packs < 8;
+  return packs < 8 || sizeof(T) == 4;
 }
 
 // The second pass's load of `batch` (a layout from batch_layout: no head or tail elements):
@@ -70,7 +73,7 @@ __host__ __device__ constexpr bool streaming_reread(int packs) {
 template <typename T, int kPacks>
 __device__ __forceinline__ void reload_row(RowSlice<T, kPacks>& slice, const T* row,
                                            const RowLayout<T>& batch, int rank, int threads) {
-  if constexpr (streaming_reread(kPacks)) {
+  if constexpr (streaming_reread<T>(kPacks)) {
     if (batch.vectorized) {
 #pragma unroll
       for (int k = 0; k < kPacks; ++k) {
