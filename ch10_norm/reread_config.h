@@ -79,8 +79,9 @@ RereadConfig reread_config(NormOp op, int64_t n) {
   return config;
 }
 
-// Whether the rows the GPU works on at once fit in L2 (for the fused add two per row of the
-// matrix: x and the residual are both read twice), so that the second pass reads from cache.
+// Whether the rows the GPU works on at once fit in L2, so that the second pass reads from cache.
+// The fused add counts two per row of the matrix, as when it read x and the residual twice; it
+// now reads r, written by its first pass, and x and the residual only pass through.
 template <typename T>
 bool reread_rows_fit_l2(NormOp op, int64_t rows, int64_t n) {
   const int64_t streams = op == NormOp::AddRmsNorm ? 2 : 1;

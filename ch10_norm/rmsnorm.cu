@@ -177,10 +177,11 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
   }
 }
 
-// Version 4 (given): the row read twice (row_reread.cuh). With kFused, both passes read x and
-// the residual and round their sum; only the second writes it back, each pack after reading it,
-// so no load reads memory this kernel has written: the first pass may take the read-only path,
-// and the second reads with streaming loads (reload_row).
+// Version 4 (given): the row read twice (row_reread.cuh). With kFused, the first pass reads x
+// and the residual for the last time (streaming loads), rounds their sum r and writes it to the
+// residual at once; the second pass reads r alone, one stream instead of two. It reads what this
+// kernel has written, each thread only its own stores, which program order makes visible to its
+// loads as long as they do not take the read-only path (reload_row's are coherent).
 template <typename T, int kThreads, int kPacks, bool kFused, bool kAligned>
 __global__ void __launch_bounds__(kThreads,
                                   reread_min_blocks(kThreads,
@@ -195,28 +196,23 @@ __global__ void __launch_bounds__(kThreads,
   T* y_row = y + row * n;
   const RowLayout<T> layout = row_layout<T, kAligned>(n, x_row, y_row, r_row, gamma, nullptr);
   const RowTeam<false> team = RowTeam<false>::make();
-  // The thread's share of batch `part`, plus the residual where fused (r = x + residual, rounded).
-  // The second pass's loads are the last (reload_row).
-  auto load_batch = [&](RowSlice<T, kPacks>& slice, const RowLayout<T>& part, bool second_pass) {
-    auto load = [&](RowSlice<T, kPacks>& into, const T* row) {
-      if (second_pass)
-        reload_row(into, row, part, team.rank, kThreads);
-      else
-        load_row(into, row, part, team.rank, kThreads);
-    };
-    load(slice, x_row);
+  static_assert(!kFused || streaming_reread<T>(kPacks),
+                "the second pass reads r, which the first wrote: no read-only loads");
+  const T* no_param = nullptr;
+  // The first pass's share of batch `part`; fused, r = x + residual (rounded), written back.
+  auto first_pass = [&](RowSlice<T, kPacks>& slice, const RowLayout<T>& part) {
     if constexpr (kFused) {
+      reload_row(slice, x_row, part, team.rank, kThreads);
       RowSlice<T, kPacks> res;
-      load(res, r_row);
+      reload_row(res, r_row, part, team.rank, kThreads);
 #pragma unroll
       for (int k = 0; k < kPacks; ++k)
         if (k * kThreads + team.rank < part.packs) slice.v[k] = add_rounded(slice.v[k], res.v[k]);
+      const auto same = [](float v, float, float) { return v; };
+      store_row(r_row, no_param, no_param, slice, part, team.rank, kThreads, same);
+    } else {
+      load_row(slice, x_row, part, team.rank, kThreads);
     }
-  };
-  // The extra element (head or tail) this thread handles, with the residual added where fused.
-  auto extra_value = [&](int64_t col) {
-    const T v = x_row[col];
-    return kFused ? from_float<T>(to_float(v) + to_float(r_row[col])) : v;
   };
   const int batches = batch_count<kBatchPacks>(layout);
   float sum_sq = 0.0f;
@@ -224,32 +220,34 @@ __global__ void __launch_bounds__(kThreads,
   for (int b = 0; b < batches; ++b) {
     const RowLayout<T> part = batch_layout<T, kBatchPacks>(layout, b);
     RowSlice<T, kPacks> slice;
-    load_batch(slice, part, false);
+    first_pass(slice, part);
     sum_sq += thread_sum(slice, part, team.rank, kThreads, [](float v) { return v * v; });
   }
+  // The extra element (head or tail) this thread handles, with the residual added where fused.
   if (team.rank < layout.extras()) {
-    const float v = to_float(extra_value(layout.extra_column(team.rank)));
-    sum_sq += v * v;
+    const int64_t col = layout.extra_column(team.rank);
+    T v = x_row[col];
+    if constexpr (kFused) {
+      v = from_float<T>(to_float(v) + to_float(r_row[col]));
+      r_row[col] = v;
+    }
+    sum_sq += to_float(v) * to_float(v);
   }
   const float rstd =
       rsqrtf(common::block_reduce(sum_sq, common::Sum{}, 0.0f) / static_cast<float>(n) + eps);
   const auto scale = [rstd](float v, float g, float) { return v * rstd * g; };
-  const auto same = [](float v, float, float) { return v; };
-  const T* no_param = nullptr;
+  const T* normalized = kFused ? r_row : x_row;  // what the second pass reads
 #pragma unroll 1
   for (int b = batches - 1; b >= 0; --b) {
     const RowLayout<T> part = batch_layout<T, kBatchPacks>(layout, b);
     RowSlice<T, kPacks> slice;
-    load_batch(slice, part, true);
-    if constexpr (kFused)
-      store_row<true>(r_row, no_param, no_param, slice, part, team.rank, kThreads, same);
+    reload_row(slice, normalized, part, team.rank, kThreads);
     store_row<true>(y_row, gamma, no_param, slice, part, team.rank, kThreads, scale);
   }
   if (team.rank < layout.extras()) {
     const int64_t col = layout.extra_column(team.rank);
-    const T v = extra_value(col);
-    if constexpr (kFused) r_row[col] = v;
-    y_row[col] = from_float<T>(scale(to_float(v), param_at(gamma, col, 1.0f), 0.0f));
+    y_row[col] =
+        from_float<T>(scale(to_float(normalized[col]), param_at(gamma, col, 1.0f), 0.0f));
   }
   if (team.rank == 0) write_stats(nullptr, rstd_out, row, 0.0f, rstd);
 }
