@@ -6,9 +6,10 @@
 // any element alignment. Statistics are computed in float whatever T is; eps is added to the
 // variance (or to the mean square) before the reciprocal square root.
 //
-//   LayerNorm  y = (x − mean) · rstd · γ + β,   rstd = 1 / sqrt(var + eps),  var = mean((x −
-//   mean)²) RMSNorm    y = x · rstd · γ,                rstd = 1 / sqrt(mean(x²) + eps) fused r = x
-//   + residual (rounded to T and written back to `residual`),  y = RMSNorm(r)
+//   LayerNorm  y = (x − mean) · rstd · γ + β,  rstd = 1 / sqrt(var + eps),
+//              var = mean((x − mean)²)
+//   RMSNorm    y = x · rstd · γ,  rstd = 1 / sqrt(mean(x²) + eps)
+//   fused      r = x + residual (rounded to T and written back to `residual`),  y = RMSNorm(r)
 //
 // γ (gamma) and β (beta) have N elements; either may be nullptr (γ = 1, β = 0). The per-row
 // statistics `mean` and `rstd` (M floats each, what a backward pass needs) may be nullptr too.
