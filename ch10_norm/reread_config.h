@@ -17,18 +17,22 @@ namespace normalization::detail {
 // The registers a thread of the aligned instances gets: the fewest that compile without spilling
 // (the point of the design is many rows per SM): 40 for RMSNorm (blocks of 512 threads share an
 // SM 3 at a time), 48 for LayerNorm (its running triple, and β next to γ in the second pass; at
-// 512 threads the cap rounds up to 64, two blocks per SM), 64 and 80 for the fused add, which
-// holds x and the residual. Half takes 8 more for RMSNorm and LayerNorm: its conversions to
-// float need more registers than bf16's shifts. Batches of 8 packs per thread (reread_config)
-// take 64: two blocks of 512 threads per SM. The columns of a row are 32-bit (RowLayout): with
-// 64-bit ones bf16 LayerNorm needed 56 too, and an H200 ran bf16 4096×8192 RMSNorm in 35.1 µs
-// with 64-bit columns and 48 registers, 35.0 with 40 registers alone, 34.6 with both. The
-// general instances, whose scalar path holds a half or bf16 pack in 8 registers, get the
-// compiler's choice.
+// 512 threads the cap rounds up to 64, two blocks per SM), for the fused add 48 (fp32) and 64
+// (16-bit) in batches of 4 packs, 32 and 40 in batches of 2. The fused add used to take 64 and 80,
+// when its second pass held x and the residual; it now holds r alone, and at 64 registers two
+// 16-bit blocks of 512 threads share an SM instead of one (H200, 2026-11-26, three alternating
+// runs: bf16 256×65536 40.7 → 34.8 µs, 512×32768 40.1 → 36.4; fp32 unchanged). Half takes 8 more
+// for RMSNorm and LayerNorm: its conversions to float need more registers than bf16's shifts.
+// Batches of 8 packs per thread (reread_config) take 64: two blocks of 512 threads per SM. The
+// columns of a row are 32-bit (RowLayout): with 64-bit ones bf16 LayerNorm needed 56 too, and an
+// H200 ran bf16 4096×8192 RMSNorm in 35.1 µs with 64-bit columns and 48 registers, 35.0 with 40
+// registers alone, 34.6 with both. The general instances, whose scalar path holds a half or bf16
+// pack in 8 registers, get the compiler's choice.
 template <typename T>
 constexpr int reread_registers(NormOp op, int packs) {
   if (packs == 8) return 64;
-  if (op == NormOp::AddRmsNorm) return sizeof(T) == 4 ? 64 : 80;
+  if (op == NormOp::AddRmsNorm)
+    return sizeof(T) == 4 ? (packs <= 2 ? 32 : 48) : (packs <= 2 ? 40 : 64);
   const int half_extra = std::is_same_v<T, __half> ? 8 : 0;
   return (op == NormOp::LayerNorm ? 48 : 40) + half_extra;
 }

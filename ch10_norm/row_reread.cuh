@@ -54,38 +54,51 @@ __device__ __forceinline__ int held_elements(const RowLayout<T>& batch, int rank
   return (packs < kPacks ? packs : kPacks) * RowLayout<T>::kVec;
 }
 
-// Whether the Reread kernels read a batch with streaming loads (ld.global.cs, evict-first) in
-// their second pass. That read is x's last (and the residual's, in the fused add), so it should
-// not displace what is still to be read: the rows waiting for their second read, and γ and β,
-// which every row reads. Measured on an H200 against load_row's read-only loads (__ldg):
-// LayerNorm bf16 16384×4096 73.1 → 69.0 µs, the fused add fp32 1024×16384 76.2 → 73.1; in fp32
-// batches of 8 packs (2026-11-26, three alternating runs) RMSNorm 1024×16384 35.9 → 35.1 µs,
-// 512×32768 42.9 → 40.3, LayerNorm 1024×16384 38.7 → 37.9, 512×32768 45.3 → 43.7. 16-bit
-// RMSNorm in batches of 8 packs keeps load_row: with streaming loads ptxas spills it at its 64
-// registers, and they changed little (bf16 1024×32768 37.4 → 37.0 µs, 512×32768 20.9 → 21.0).
+// Whether reload_row reads a vectorized batch with streaming loads (ld.global.cs, evict-first).
+// Its reads are the last of their bytes (x's second read; in the fused add, x's and the
+// residual's only read and r's), so they should not displace what is still to be read: the rows
+// waiting for their second read, and γ and β, which every row reads. Measured on an H200 against
+// load_row's read-only loads (__ldg), before the fused add wrote r in its first pass: LayerNorm
+// bf16 16384×4096 73.1 → 69.0 µs, the fused add fp32 1024×16384 76.2 → 73.1; in fp32 batches of
+// 8 packs (2026-11-26, three alternating runs) RMSNorm 1024×16384 35.9 → 35.1 µs, 512×32768 42.9
+// → 40.3, LayerNorm 1024×16384 38.7 → 37.9, 512×32768 45.3 → 43.7. 16-bit RMSNorm in batches of 8
+// packs keeps load_row: with streaming loads ptxas spills it at its 64 registers, and they changed
+// little (bf16 1024×32768 37.4 → 37.0 µs, 512×32768 20.9 → 21.0).
 template <typename T>
 __host__ __device__ constexpr bool streaming_reread(int packs) {
   return packs < 8 || sizeof(T) == 4;
 }
 
-// The second pass's load of `batch` (a layout from batch_layout: no head or tail elements):
-// what load_row loads, with streaming loads where streaming_reread allows them.
+// A read of `batch` (a layout from batch_layout: no head or tail elements) that is the last of
+// its bytes: the Reread kernels' second pass, and the fused add's first. Its loads are coherent
+// except where streaming_reread refuses (the vectorized 16-bit batches of 8 packs, which the
+// fused add never takes): the fused add's second pass reads r, which its first pass wrote. Its
+// element-by-element loads are plain ones of memory the kernel writes (no const __restrict__),
+// which the compiler does not turn into read-only loads; it does not call load_row (TODO 4) for
+// them, so that the given kernels stay correct whatever loads a student's load_row uses.
 template <typename T, int kPacks>
 __device__ __forceinline__ void reload_row(RowSlice<T, kPacks>& slice, const T* row,
                                            const RowLayout<T>& batch, int rank, int threads) {
-  if constexpr (streaming_reread<T>(kPacks)) {
-    if (batch.vectorized) {
+  constexpr int kVec = RowLayout<T>::kVec;
+  if (batch.vectorized && !streaming_reread<T>(kPacks)) {
+    load_row(slice, row, batch, rank, threads);
+    return;
+  }
 #pragma unroll
-      for (int k = 0; k < kPacks; ++k) {
-        const int p = k * threads + rank;
-        if (p < batch.packs)
-          slice.v[k] = common::load_pack_streaming(row + batch.head + p * RowLayout<T>::kVec);
+  for (int k = 0; k < kPacks; ++k) {
+    const int p = k * threads + rank;
+    if (p < batch.packs) {
+      const T* src = row + batch.head + p * kVec;
+      if (batch.vectorized) {
+        slice.v[k] = common::load_pack_streaming(src);
+      } else {
+#pragma unroll
+        for (int e = 0; e < kVec; ++e)
+          slice.v[k].v[e] = src[e];
       }
-      if (rank < batch.extras()) slice.extra = row[batch.extra_column(rank)];  // none in a batch
-      return;
     }
   }
-  load_row(slice, row, batch, rank, threads);
+  if (rank < batch.extras()) slice.extra = row[batch.extra_column(rank)];  // none in a batch
 }
 
 }  // namespace normalization::detail

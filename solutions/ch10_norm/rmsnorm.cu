@@ -5,8 +5,8 @@
 //   2 registers   the row in registers, as layernorm_3_registers: one statistic, one reduction
 //   3 pipelined   rows streamed through a shared-memory ring, as layernorm_4_pipelined
 //   4 reread      block per row, the row read twice, as layernorm_5_reread (given: one statistic
-//                 is what TODO 11 computes first; the fused add forms r = x + residual in both
-//                 passes and writes it in the second, so nothing is read after it was written)
+//                 is what TODO 11 computes first; the fused add writes r = x + residual in its
+//                 first pass and reads r alone in its second)
 //   5 dispatch    reread or pipelined where they pay, registers, block_loop beyond (dispatch.cu)
 // The fused add_rmsnorm versions compute r = x + residual, write r back to `residual` (the next
 // layer's residual stream) and normalize r, all in the same kernel: 4 tensors move instead of the
@@ -177,10 +177,11 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
 }
 
 // Version 4 (given): the row read twice (row_reread.cuh). With kFused, the first pass reads x
-// and the residual for the last time (streaming loads), rounds their sum r and writes it to the
+// and the residual for the last time (reload_row), rounds their sum r and writes it to the
 // residual at once; the second pass reads r alone, one stream instead of two. It reads what this
 // kernel has written, each thread only its own stores, which program order makes visible to its
-// loads as long as they do not take the read-only path (reload_row's are coherent).
+// loads as long as they do not take the read-only path (reload_row's are coherent); the block
+// reduction's barrier between the passes also keeps the compiler from moving them across.
 template <typename T, int kThreads, int kPacks, bool kFused, bool kAligned>
 __global__ void __launch_bounds__(kThreads,
                                   reread_min_blocks(kThreads,
