@@ -246,8 +246,7 @@ __global__ void __launch_bounds__(kThreads,
   }
   if (team.rank < layout.extras()) {
     const int64_t col = layout.extra_column(team.rank);
-    y_row[col] =
-        from_float<T>(scale(to_float(normalized[col]), param_at(gamma, col, 1.0f), 0.0f));
+    y_row[col] = from_float<T>(scale(to_float(normalized[col]), param_at(gamma, col, 1.0f), 0.0f));
   }
   if (team.rank == 0) write_stats(nullptr, rstd_out, row, 0.0f, rstd);
 }
