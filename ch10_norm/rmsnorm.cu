@@ -232,7 +232,8 @@ __global__ void __launch_bounds__(kThreads,
       v = from_float<T>(to_float(v) + to_float(r_row[col]));
       r_row[col] = v;
     }
-    sum_sq += to_float(v) * to_float(v);
+    const float f = to_float(v);
+    sum_sq += f * f;
   }
   const float rstd =
       rsqrtf(common::block_reduce(sum_sq, common::Sum{}, 0.0f) / static_cast<float>(n) + eps);
