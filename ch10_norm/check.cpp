@@ -100,6 +100,8 @@ struct DeviceProblem {
     mean.poison();
     rstd.poison();
   }
+  // The output buffer: x's own when the run is in place.
+  common::GuardedBuffer<T>& out(const Placement& at) { return at.in_place ? x : y; }
   const T* gamma_or_null() const { return gamma.size() ? gamma.data() : nullptr; }
   const T* beta_or_null() const { return beta.size() ? beta.data() : nullptr; }
 };
@@ -112,6 +114,14 @@ common::CheckResult unchanged(const common::GuardedBuffer<T>& buffer, const std:
   if (!want.empty() && std::memcmp(after.data(), want.data(), want.size() * sizeof(T)) != 0)
     result.and_then(common::CheckResult::fail(what + " was modified"));
   return result;
+}
+
+// x after the run: unchanged, or (in place) overwritten by y, whose comparison checks it.
+template <typename T>
+common::CheckResult input_x_kept(const common::GuardedBuffer<T>& x, const std::vector<T>& want,
+                                 const Placement& at, const std::string& what) {
+  return at.in_place ? common::check_guards(x, what + " x (holding y)")
+                     : unchanged(x, want, what + " input x");
 }
 
 std::string label(const std::string& name, const std::string& problem, const Placement& at) {
@@ -136,8 +146,12 @@ const char* data_name(Data data) {
 
 std::string describe(const Placement& p) {
   std::ostringstream s;
-  s << "misaligned by x " << p.x << ", y " << p.y << ", residual " << p.residual << ", params "
-    << p.params << " elements";
+  s << "misaligned by x " << p.x;
+  if (p.in_place)
+    s << ", y in place of x";
+  else
+    s << ", y " << p.y;
+  s << ", residual " << p.residual << ", params " << p.params << " elements";
   return s.str();
 }
 
@@ -266,11 +280,11 @@ template <typename T>
 common::CheckResult check_layernorm(const std::string& name, const LayerNormRun<T>& run,
                                     const Problem<T>& p, const Expected& e, const Placement& at) {
   DeviceProblem<T> d(p, at);
-  run(d.x.data(), d.gamma_or_null(), d.beta_or_null(), d.y.data(), d.mean.data(), d.rstd.data(),
-      p.rows, p.n, p.eps);
+  run(d.x.data(), d.gamma_or_null(), d.beta_or_null(), d.out(at).data(), d.mean.data(),
+      d.rstd.data(), p.rows, p.n, p.eps);
   CUDA_CHECK(cudaDeviceSynchronize());  // errors raised while the kernel ran surface here
   const std::string what = label(name, p.describe(), at);
-  const auto y = d.y.download();
+  const auto y = d.out(at).download();
   const auto mean = d.mean.download();
   const auto rstd = d.rstd.download();
   common::CheckResult result =
@@ -283,7 +297,7 @@ common::CheckResult check_layernorm(const std::string& name, const LayerNormRun<
       .and_then(common::check_guards(d.y, what + " y"))
       .and_then(common::check_guards(d.mean, what + " mean"))
       .and_then(common::check_guards(d.rstd, what + " rstd"))
-      .and_then(unchanged(d.x, p.x, what + " input x"))
+      .and_then(input_x_kept(d.x, p.x, at, what))
       .and_then(unchanged(d.gamma, p.gamma, what + " gamma"))
       .and_then(unchanged(d.beta, p.beta, what + " beta"));
   return result;
@@ -293,10 +307,10 @@ template <typename T>
 common::CheckResult check_rmsnorm(const std::string& name, const RmsNormRun<T>& run,
                                   const Problem<T>& p, const Expected& e, const Placement& at) {
   DeviceProblem<T> d(p, at);
-  run(d.x.data(), d.gamma_or_null(), d.y.data(), d.rstd.data(), p.rows, p.n, p.eps);
+  run(d.x.data(), d.gamma_or_null(), d.out(at).data(), d.rstd.data(), p.rows, p.n, p.eps);
   CUDA_CHECK(cudaDeviceSynchronize());
   const std::string what = label(name, p.describe(), at);
-  const auto y = d.y.download();
+  const auto y = d.out(at).download();
   const auto rstd = d.rstd.download();
   common::CheckResult result =
       compare(y.data(), e.y.data(), e.y_tol.data(), y.size(), p.n, 0, what + " y");
@@ -305,7 +319,7 @@ common::CheckResult check_rmsnorm(const std::string& name, const RmsNormRun<T>& 
           compare(rstd.data(), e.rstd.data(), e.rstd_tol.data(), rstd.size(), 1, 0, what + " rstd"))
       .and_then(common::check_guards(d.y, what + " y"))
       .and_then(common::check_guards(d.rstd, what + " rstd"))
-      .and_then(unchanged(d.x, p.x, what + " input x"))
+      .and_then(input_x_kept(d.x, p.x, at, what))
       .and_then(unchanged(d.gamma, p.gamma, what + " gamma"));
   return result;
 }
@@ -314,11 +328,11 @@ template <typename T>
 common::CheckResult check_add_rmsnorm(const std::string& name, const AddRmsNormRun<T>& run,
                                       const Problem<T>& p, const Expected& e, const Placement& at) {
   DeviceProblem<T> d(p, at);
-  run(d.x.data(), d.residual.data(), d.gamma_or_null(), d.y.data(), d.rstd.data(), p.rows, p.n,
-      p.eps);
+  run(d.x.data(), d.residual.data(), d.gamma_or_null(), d.out(at).data(), d.rstd.data(), p.rows,
+      p.n, p.eps);
   CUDA_CHECK(cudaDeviceSynchronize());
   const std::string what = label(name, p.describe(), at);
-  const auto y = d.y.download();
+  const auto y = d.out(at).download();
   const auto rstd = d.rstd.download();
   const auto residual = d.residual.download();
   // The residual holds its input before the kernel: a kernel that never writes it back is
@@ -331,7 +345,7 @@ common::CheckResult check_add_rmsnorm(const std::string& name, const AddRmsNormR
       .and_then(common::check_guards(d.y, what + " y"))
       .and_then(common::check_guards(d.residual, what + " residual"))
       .and_then(common::check_guards(d.rstd, what + " rstd"))
-      .and_then(unchanged(d.x, p.x, what + " input x"))
+      .and_then(input_x_kept(d.x, p.x, at, what))
       .and_then(unchanged(d.gamma, p.gamma, what + " gamma"));
   return result;
 }

@@ -26,12 +26,14 @@ enum class Data {
 };
 const char* data_name(Data data);
 
-// Misalignment, in elements, of each device buffer from a 256-byte boundary.
+// Misalignment, in elements, of each device buffer from a 256-byte boundary, and whether the
+// output overwrites the input (y == x; then y's misalignment is x's).
 struct Placement {
   size_t x = 0;
   size_t y = 0;
   size_t residual = 0;
   size_t params = 0;  // γ and β
+  bool in_place = false;
 };
 std::string describe(const Placement& p);
 
@@ -98,7 +100,9 @@ using AddRmsNormRun = std::function<void(const T* x, T* residual, const T* gamma
 // Runs once and checks: every output element written and within its bound (NaN where the
 // reference is NaN; a non-finite mean or rstd where the reference's is non-finite: which
 // non-finite value a merge of inf and finite statistics yields is not specified), guards
-// intact, inputs unchanged.
+// intact, inputs unchanged. In place, y is read from x's buffer: an element left unwritten there
+// still holds its input, which the comparison rejects wherever the output differs from the input
+// by more than its bound (so in-place runs want data of that kind: Data::Normal).
 template <typename T>
 common::CheckResult check_layernorm(const std::string& name, const LayerNormRun<T>& run,
                                     const Problem<T>& p, const Expected& e, const Placement& at);

@@ -15,8 +15,10 @@
 // statistics `mean` and `rstd` (M floats each, what a backward pass needs) may be nullptr too.
 // A constant row has variance 0: y = β, never NaN. A NaN or infinity makes its own row's output
 // NaN (LayerNorm; RMSNorm follows the formula: rstd = 0 for an infinite row) and no other row's.
-// Sizes are 64-bit: any N >= 1, any M >= 0, M·N beyond 2^31. Every call validates its arguments
-// (std::invalid_argument) and checks its launches (common::CudaError).
+// Sizes are 64-bit: any N >= 1, any M >= 0, M·N beyond 2^31. In place, y == x, is supported by
+// every version (the fused add included: y may overwrite x); any other overlap of y with x, and
+// any overlap of the fused add's residual with x or y, is rejected. Every call validates its
+// arguments (std::invalid_argument) and checks its launches (common::CudaError).
 #pragma once
 
 #include <cuda_bf16.h>

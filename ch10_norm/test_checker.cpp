@@ -4,6 +4,8 @@
 #include "wrong_kernels.h"
 
 #include "common/catch_compat.hpp"
+#include "common/device_buffer.hpp"
+#include "common/errors.hpp"
 
 using check::Data;
 using check::Placement;
@@ -28,6 +30,28 @@ TEST_CASE("the checker accepts the control kernel on every kind of data", "[chec
       INFO(check::data_name(data) << ", N = " << n << ": " << result.message);
       REQUIRE(result.ok);
     }
+}
+
+TEST_CASE("in place, the checker rejects an output left unwritten", "[checker]") {
+  // In place, y is x's buffer and cannot be poisoned: an element never written still holds its
+  // input. This run computes the statistics right but writes y elsewhere.
+  const check::LayerNormRun<float> writes_y_elsewhere =
+      [](const float* x, const float* g, const float* b, float*, float* mean, float* rstd,
+         int64_t rows, int64_t n, float eps) {
+        common::DeviceBuffer<float> elsewhere(static_cast<size_t>(rows * n));
+        wrong::layernorm(Bug::None)(x, g, b, elsewhere.data(), mean, rstd, rows, n, eps);
+        CUDA_CHECK(cudaDeviceSynchronize());
+      };
+  for (const Placement& at : {Placement{0, 0, 0, 0, true}, Placement{1, 1, 2, 3, true}}) {
+    const auto control =
+        run_layernorm<float>(wrong::layernorm(Bug::None), 3, 1025, Data::Normal, at);
+    INFO(control.message);
+    REQUIRE(control.ok);
+    const auto result = run_layernorm<float>(writes_y_elsewhere, 3, 1025, Data::Normal, at);
+    INFO(result.message);
+    REQUIRE_FALSE(result.ok);
+    REQUIRE(result.message.find("out of tolerance") != std::string::npos);
+  }
 }
 
 TEST_CASE("the checker rejects each wrong layernorm", "[checker]") {

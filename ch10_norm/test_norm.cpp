@@ -54,6 +54,16 @@ std::vector<std::pair<int64_t, int64_t>> shapes(int64_t max_n) {
 // misaligned differently (no common 16-byte boundary: the scalar path).
 const Placement kPlacements[] = {{0, 0, 0, 0}, {1, 1, 1, 1}, {3, 1, 2, 5}};
 
+// In place (y == x), aligned and misaligned; every version supports it (norm.h). The shape
+// loops below run every fourth shape a second time this way.
+const Placement kInPlace[] = {{0, 0, 0, 0, true}, {1, 1, 2, 3, true}};
+bool also_in_place(int index) {
+  return index % 4 == 0;
+}
+const Placement& in_place_placement(int index) {
+  return kInPlace[index / 4 % 2];
+}
+
 // Rows with a mean far above their spread, constant rows, NaN and inf: three lengths each (warp
 // per row, block per row, and the longest row a version takes).
 std::vector<std::pair<Data, int64_t>> special_cases(int64_t max_n) {
@@ -97,8 +107,13 @@ void check_layernorm_version(LayerNormVersion v, int64_t max_n) {
     // γ and β are sometimes absent: both, no β, no γ, neither... in turn.
     const bool gamma = index % 4 < 2, beta = index % 2 == 0;
     const auto p = check::make_problem<T>(rows, n, Data::Normal, gamma, beta, false, ++seed);
-    REQUIRE_CHECK(check::check_layernorm<T>(name, layernorm_run<T>(v), p,
-                                            check::expect_layernorm(p), kPlacements[index % 3]));
+    const auto e = check::expect_layernorm(p);
+    REQUIRE_CHECK(
+        check::check_layernorm<T>(name, layernorm_run<T>(v), p, e, kPlacements[index % 3]));
+    if (also_in_place(index)) {
+      REQUIRE_CHECK(
+          check::check_layernorm<T>(name, layernorm_run<T>(v), p, e, in_place_placement(index)));
+    }
     ++index;
   }
   for (auto [data, n] : special_cases(max_n)) {
@@ -117,8 +132,12 @@ void check_rmsnorm_version(RmsNormVersion v, int64_t max_n) {
   for (auto [rows, n] : shapes(max_n)) {
     const auto p =
         check::make_problem<T>(rows, n, Data::Normal, index % 3 != 2, false, false, ++seed);
-    REQUIRE_CHECK(check::check_rmsnorm<T>(name, rmsnorm_run<T>(v), p, check::expect_rmsnorm(p),
-                                          kPlacements[index % 3]));
+    const auto e = check::expect_rmsnorm(p);
+    REQUIRE_CHECK(check::check_rmsnorm<T>(name, rmsnorm_run<T>(v), p, e, kPlacements[index % 3]));
+    if (also_in_place(index)) {
+      REQUIRE_CHECK(
+          check::check_rmsnorm<T>(name, rmsnorm_run<T>(v), p, e, in_place_placement(index)));
+    }
     ++index;
   }
   for (auto [data, n] : special_cases(max_n)) {
@@ -137,8 +156,13 @@ void check_add_rmsnorm_version(RmsNormVersion v, int64_t max_n) {
   for (auto [rows, n] : shapes(max_n)) {
     const auto p =
         check::make_problem<T>(rows, n, Data::Normal, index % 3 != 2, false, true, ++seed);
-    REQUIRE_CHECK(check::check_add_rmsnorm<T>(
-        name, add_rmsnorm_run<T>(v), p, check::expect_add_rmsnorm(p), kPlacements[index % 3]));
+    const auto e = check::expect_add_rmsnorm(p);
+    REQUIRE_CHECK(
+        check::check_add_rmsnorm<T>(name, add_rmsnorm_run<T>(v), p, e, kPlacements[index % 3]));
+    if (also_in_place(index)) {
+      REQUIRE_CHECK(check::check_add_rmsnorm<T>(name, add_rmsnorm_run<T>(v), p, e,
+                                                in_place_placement(index)));
+    }
     ++index;
   }
   for (auto [data, n] : special_cases(max_n)) {
@@ -257,13 +281,17 @@ void check_pipelined_versions() {
   // reused, so its phase parity must flip, and each buffer is refilled after it was read.
   const int64_t rows = 8192, n = 2048;
   auto p = check::make_problem<T>(rows, n, Data::Normal, true, true, false, 400);
-  REQUIRE_CHECK(check::check_layernorm<T>(name_of<T>("layernorm_4_pipelined, ring wraps"),
-                                          layernorm_run<T>(LayerNormVersion::Pipelined), p,
-                                          check::expect_layernorm(p), kPlacements[0]));
+  for (const Placement& at : {kPlacements[0], kInPlace[0]}) {
+    REQUIRE_CHECK(check::check_layernorm<T>(name_of<T>("layernorm_4_pipelined, ring wraps"),
+                                            layernorm_run<T>(LayerNormVersion::Pipelined), p,
+                                            check::expect_layernorm(p), at));
+  }
   p = check::make_problem<T>(rows, n, Data::Normal, true, false, true, 401);
-  REQUIRE_CHECK(check::check_add_rmsnorm<T>(name_of<T>("add_rmsnorm_3_pipelined, ring wraps"),
-                                            add_rmsnorm_run<T>(RmsNormVersion::Pipelined), p,
-                                            check::expect_add_rmsnorm(p), kPlacements[0]));
+  for (const Placement& at : {kPlacements[0], kInPlace[0]}) {
+    REQUIRE_CHECK(check::check_add_rmsnorm<T>(name_of<T>("add_rmsnorm_3_pipelined, ring wraps"),
+                                              add_rmsnorm_run<T>(RmsNormVersion::Pipelined), p,
+                                              check::expect_add_rmsnorm(p), at));
+  }
 }
 
 TEST_CASE("pipelined: rows streamed through a shared-memory ring by the copy engine",
@@ -285,8 +313,9 @@ TEST_CASE("pipelined: rows streamed through a shared-memory ring by the copy eng
 
 TEST_CASE("reread: statistics in batches, the row read again from cache to normalize",
           "[ch10_norm][reread]") {
-  INFO("fill TODO 11 in ch10_norm/layernorm.cu (RMSNorm's reread kernel is given; both use "
-       "TODO 4's load_row)");
+  INFO(
+      "fill TODO 11 in ch10_norm/layernorm.cu (RMSNorm's reread kernel is given; both use "
+      "TODO 4's load_row)");
   check_layernorm_version<float>(LayerNormVersion::Reread, kAnyN);
   check_layernorm_version<__half>(LayerNormVersion::Reread, kAnyN);
   check_layernorm_version<__nv_bfloat16>(LayerNormVersion::Reread, kAnyN);
@@ -302,9 +331,11 @@ TEST_CASE("reread: statistics in batches, the row read again from cache to norma
   // (fp32 LayerNorm and RMSNorm: 4 batches a row, the last of one pack; bf16 RMSNorm: one batch
   // of a whole row), the fused add batches of 4 (4 a row, the last of one pack).
   const auto p = check::make_problem<float>(600, 3 * 16384 + 5, Data::Normal, true, true, false, 9);
-  REQUIRE_CHECK(check::check_layernorm<float>("layernorm_5_reread fp32, 6 or 7 batches a row",
-                                              layernorm_run<float>(LayerNormVersion::Reread), p,
-                                              check::expect_layernorm(p), kPlacements[1]));
+  for (const Placement& at : {kPlacements[1], kInPlace[1]}) {
+    REQUIRE_CHECK(check::check_layernorm<float>("layernorm_5_reread fp32, 6 or 7 batches a row",
+                                                layernorm_run<float>(LayerNormVersion::Reread), p,
+                                                check::expect_layernorm(p), at));
+  }
   const auto p8 =
       check::make_problem<float>(600, 3 * 16384 + 4, Data::Normal, true, true, false, 10);
   REQUIRE_CHECK(check::check_layernorm<float>("layernorm_5_reread fp32, 4 batches of 8 packs",
@@ -323,14 +354,16 @@ TEST_CASE("reread: statistics in batches, the row read again from cache to norma
                                           check::expect_rmsnorm(b8), kPlacements[0]));
   const auto a4 =
       check::make_problem<float>(600, 3 * 8192 + 4, Data::Normal, true, false, true, 13);
-  REQUIRE_CHECK(check::check_add_rmsnorm<float>("add_rmsnorm_4_reread fp32, 4 batches a row",
-                                                add_rmsnorm_run<float>(RmsNormVersion::Reread), a4,
-                                                check::expect_add_rmsnorm(a4), kPlacements[0]));
+  for (const Placement& at : {kPlacements[0], kInPlace[0]}) {
+    REQUIRE_CHECK(check::check_add_rmsnorm<float>("add_rmsnorm_4_reread fp32, 4 batches a row",
+                                                  add_rmsnorm_run<float>(RmsNormVersion::Reread),
+                                                  a4, check::expect_add_rmsnorm(a4), at));
+  }
   {  // Rows longer than kMaxRereadN are refused before anything is read.
     common::DeviceBuffer<float> x(1), y(1);
-    REQUIRE_THROWS_AS(normalization::layernorm<float>(
-                          LayerNormVersion::Reread, x.data(), nullptr, nullptr, y.data(), nullptr,
-                          nullptr, 1, normalization::kMaxRereadN + 1, 1e-5f),
+    REQUIRE_THROWS_AS(normalization::layernorm<float>(LayerNormVersion::Reread, x.data(), nullptr,
+                                                      nullptr, y.data(), nullptr, nullptr, 1,
+                                                      normalization::kMaxRereadN + 1, 1e-5f),
                       std::invalid_argument);
   }
 }
@@ -426,6 +459,30 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
   REQUIRE_THROWS_AS(normalization::rmsnorm<float>(RmsNormVersion::Dispatch, nullptr, nullptr,
                                                   nullptr, nullptr, 4, 768, -1.0f),
                     std::invalid_argument);
+  {  // Overlapping buffers: y == x is in place (run above); any other overlap is refused.
+    common::DeviceBuffer<float> a(64), b(64);
+    REQUIRE_THROWS_AS(
+        normalization::layernorm<float>(LayerNormVersion::Dispatch, a.data(), nullptr, nullptr,
+                                        a.data() + 1, nullptr, nullptr, 2, 8, 1e-5f),
+        std::invalid_argument);
+    REQUIRE_THROWS_AS(normalization::rmsnorm<float>(RmsNormVersion::Dispatch, a.data() + 8, nullptr,
+                                                    a.data(), nullptr, 2, 16, 1e-5f),
+                      std::invalid_argument);
+    // The fused add's residual may share memory with neither x nor y.
+    REQUIRE_THROWS_AS(
+        normalization::add_rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), a.data(), nullptr,
+                                          b.data(), nullptr, 2, 8, 1e-5f),
+        std::invalid_argument);
+    REQUIRE_THROWS_AS(
+        normalization::add_rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), b.data(), nullptr,
+                                          b.data() + 4, nullptr, 2, 8, 1e-5f),
+        std::invalid_argument);
+    // rows * n beyond 64 bits.
+    REQUIRE_THROWS_AS(
+        normalization::rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), nullptr, b.data(),
+                                      nullptr, int64_t{1} << 40, int64_t{1} << 30, 1e-5f),
+        std::invalid_argument);
+  }
 }
 
 TEST_CASE("the bf16 dispatchers handle M * N beyond 2^31 elements (64-bit offsets)",

@@ -17,6 +17,7 @@
 
 #include "norm.h"
 
+#include "arguments.h"
 #include "norm_common.cuh"
 #include "registers_config.h"
 #include "ring_config.h"
@@ -299,11 +300,10 @@ int64_t max_registers_n() {
 template <typename T>
 void layernorm(LayerNormVersion v, const T* x, const T* gamma, const T* beta, T* y, float* mean,
                float* rstd, int64_t rows, int64_t n, float eps, cudaStream_t stream) {
-  CHECK_ARG(rows >= 0, "rows must be >= 0, got " << rows);
-  CHECK_ARG(n >= 1, "n must be >= 1, got " << n);
-  CHECK_ARG(std::isfinite(eps) && eps >= 0.0f, "eps must be finite and >= 0, got " << eps);
+  detail::check_sizes(rows, n, eps);
   if (rows == 0) return;
   CHECK_ARG(x != nullptr && y != nullptr, "x and y must not be null");
+  detail::check_output_placement(x, y, rows * n);
   if (v == LayerNormVersion::Dispatch) v = choose_layernorm_version<T>(rows, n);
   using namespace detail;
   switch (v) {

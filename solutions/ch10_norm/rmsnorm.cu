@@ -14,6 +14,7 @@
 
 #include "norm.h"
 
+#include "arguments.h"
 #include "norm_common.cuh"
 #include "registers_config.h"
 #include "ring_config.h"
@@ -310,12 +311,6 @@ void launch(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, flo
                                             << " (did choose_rmsnorm_version return Dispatch?)");
 }
 
-void check_args(int64_t rows, int64_t n, float eps) {
-  CHECK_ARG(rows >= 0, "rows must be >= 0, got " << rows);
-  CHECK_ARG(n >= 1, "n must be >= 1, got " << n);
-  CHECK_ARG(std::isfinite(eps) && eps >= 0.0f, "eps must be finite and >= 0, got " << eps);
-}
-
 }  // namespace detail
 
 const char* version_name(RmsNormVersion v) {
@@ -337,9 +332,10 @@ const char* version_name(RmsNormVersion v) {
 template <typename T>
 void rmsnorm(RmsNormVersion v, const T* x, const T* gamma, T* y, float* rstd, int64_t rows,
              int64_t n, float eps, cudaStream_t stream) {
-  detail::check_args(rows, n, eps);
+  detail::check_sizes(rows, n, eps);
   if (rows == 0) return;
   CHECK_ARG(x != nullptr && y != nullptr, "x and y must not be null");
+  detail::check_output_placement(x, y, rows * n);
   if (v == RmsNormVersion::Dispatch) v = choose_rmsnorm_version<T>(rows, n, false);
   detail::launch<T, false>(v, x, nullptr, gamma, y, rstd, rows, n, eps, stream);
 }
@@ -347,10 +343,12 @@ void rmsnorm(RmsNormVersion v, const T* x, const T* gamma, T* y, float* rstd, in
 template <typename T>
 void add_rmsnorm(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, float* rstd,
                  int64_t rows, int64_t n, float eps, cudaStream_t stream) {
-  detail::check_args(rows, n, eps);
+  detail::check_sizes(rows, n, eps);
   if (rows == 0) return;
   CHECK_ARG(x != nullptr && residual != nullptr && y != nullptr,
             "x, residual and y must not be null");
+  detail::check_output_placement(x, y, rows * n);
+  detail::check_residual_placement(x, residual, y, rows * n);
   if (v == RmsNormVersion::Dispatch) v = choose_rmsnorm_version<T>(rows, n, true);
   detail::launch<T, true>(v, x, residual, gamma, y, rstd, rows, n, eps, stream);
 }

@@ -1,0 +1,51 @@
+// Chapter 10 norm: the checks every entry point makes before it launches anything (norm.h states
+// the rules they enforce).
+#pragma once
+
+#include "common/errors.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace normalization::detail {
+
+inline void check_sizes(int64_t rows, int64_t n, float eps) {
+  CHECK_ARG(rows >= 0, "rows must be >= 0, got " << rows);
+  CHECK_ARG(n >= 1, "n must be >= 1, got " << n);
+  CHECK_ARG(rows <= std::numeric_limits<int64_t>::max() / n,
+            "rows * n overflows 64 bits: " << rows << " x " << n);
+  CHECK_ARG(std::isfinite(eps) && eps >= 0.0f, "eps must be finite and >= 0, got " << eps);
+}
+
+// Whether the matrices of `elements` elements at a and b share any byte. Compared as integers:
+// ordering pointers into different allocations is unspecified in C++.
+template <typename T>
+bool matrices_overlap(const T* a, const T* b, int64_t elements) {
+  const auto begin_a = reinterpret_cast<uintptr_t>(a), begin_b = reinterpret_cast<uintptr_t>(b);
+  const auto bytes = static_cast<uintptr_t>(elements) * sizeof(T);
+  return begin_a < begin_b + bytes && begin_b < begin_a + bytes;
+}
+
+// In place, y == x, works in every version: each element of a row is read (once or twice, both
+// times before the row's statistics are known) and then written by the same thread, and nothing
+// reads it after. A y that overlaps x without being x would overwrite elements of a row, or of
+// the next one, before they are read.
+template <typename T>
+void check_output_placement(const T* x, const T* y, int64_t elements) {
+  CHECK_ARG(y == x || !matrices_overlap(x, y, elements),
+            "y overlaps x without being equal to it: in place (y == x) is supported, partial "
+            "overlap is not");
+}
+
+// The fused add's residual is an output of its own (x + residual, written back): sharing memory
+// with x, a row's sum would overwrite elements of x not yet read; sharing it with y, the output
+// would overwrite the sum. y == x is fine, as above.
+template <typename T>
+void check_residual_placement(const T* x, const T* residual, const T* y, int64_t elements) {
+  CHECK_ARG(!matrices_overlap(residual, x, elements) && !matrices_overlap(residual, y, elements),
+            "the residual must not overlap x or y: x + residual is written back to it, and y is "
+            "written too");
+}
+
+}  // namespace normalization::detail
