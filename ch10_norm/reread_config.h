@@ -94,35 +94,46 @@ bool reread_rows_fit_l2(NormOp op, int64_t rows, int64_t n) {
                                        reread_registers<T>(op, config.packs));
 }
 
-// Where the Reread versions beat the Registers and Pipelined versions by at least 1% of copy
-// bandwidth on an H200 (bench_norm, many rows of 2 to 128 KiB; the chapter README has the
-// table): the long rows, where a block of Registers holds up to 8 packs a thread and only one or
-// two such blocks share an SM, and a few shorter rows. Elsewhere they lose by up to 16%: their
-// second pass repeats the loads and the arithmetic that a register-held row does once. The fused
-// add in fp32 takes them from 48 KiB as well: its Registers kernel has been slower there since
-// rows are held in 32-bit columns (2048×12288 in 109.7 µs against 105.7 for Reread, 1024×16384
-// in 77.6 against 76.2). 16-bit LayerNorm takes them at rows of 16 KiB too since their second
-// read streams (row_reread.cuh): 4096×8192 bf16 in 37.3 µs against 39.4 for Pipelined; at 12
-// KiB it still loses (4096×6144: 31.9 against 30.4).
+// Where the Reread versions beat the Registers and Pipelined versions on an H200 (bench_norm,
+// at least 512 rows of 2 to 128 KiB; the chapter README has the tables). Elsewhere they lose, by
+// up to 16 %: their second pass repeats the loads and the arithmetic that a register-held row
+// does once.
+// - Rows beyond 32 KiB: the Registers layout needs 8 packs a thread there (blocks stop at 512
+//   threads), so only one or two blocks share an SM, and the fused add's ring holds no such row.
+//   At rows of 36 to 56 KiB Reread won everywhere, by 1 % (fp32 RMSNorm) to 72 % (bf16
+//   LayerNorm at 56 KiB; at 48 KiB, 682×24576: 26.3 µs against 43.0, the fused add 37.0 against
+//   62.9). fp32 LayerNorm starts beyond 40 KiB: at 36 and 40 KiB its Registers kernel tied or
+//   won by 2 %.
+// - Shorter bands, each measured: fp32 rows of 4 KiB for RMSNorm and the fused add; fp32 rows
+//   over 20 and under 32 KiB for the fused add (22 KiB: 68.6 µs against 73.5; at 20 and 32 KiB
+//   its Registers kernel won by 2-3 %); 16-bit LayerNorm at 6 to 10 KiB and 14 to 16 KiB (14:
+//   22.1 against 23.5 µs for Pipelined; it loses at 12 and 18); 16-bit RMSNorm at 8 to 16 KiB
+//   (it loses at 18 and 20: 21.6 against 19.5 µs for Pipelined).
 constexpr bool reread_measured_faster(NormOp op, int64_t element_bytes, int64_t row_bytes) {
   constexpr int64_t KiB = 1024;
-  const bool long_row = row_bytes >= (element_bytes == 4 ? 48 : 64) * KiB;
+  const bool fp32_layernorm = element_bytes == 4 && op == NormOp::LayerNorm;
+  if (row_bytes > (fp32_layernorm ? 40 : 32) * KiB) return true;
+  const auto within = [&](int64_t low_kib, int64_t high_kib) {
+    return row_bytes >= low_kib * KiB && row_bytes <= high_kib * KiB;
+  };
   if (element_bytes == 4) {
     switch (op) {
       case NormOp::LayerNorm:
-        return long_row;
+        return false;
       case NormOp::RmsNorm:
+        return row_bytes >= 4 * KiB && row_bytes < 6 * KiB;
       case NormOp::AddRmsNorm:
-        return long_row || (row_bytes >= 4 * KiB && row_bytes < 6 * KiB);
+        return (row_bytes >= 4 * KiB && row_bytes < 6 * KiB) ||
+               (row_bytes > 20 * KiB && row_bytes < 32 * KiB);
     }
   }
   switch (op) {
     case NormOp::LayerNorm:
-      return long_row || (row_bytes >= 6 * KiB && row_bytes <= 10 * KiB) || row_bytes == 16 * KiB;
+      return within(6, 10) || within(14, 16);
     case NormOp::RmsNorm:
-      return long_row || (row_bytes >= 8 * KiB && row_bytes <= 20 * KiB);
+      return within(8, 16);
     case NormOp::AddRmsNorm:
-      return long_row;
+      return false;
   }
   return false;
 }

@@ -410,7 +410,7 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
       CHECK(normalization::pipelined_pays<__nv_bfloat16>(NormOp::RmsNorm, rows, n) ==
             expected_ring(NormOp::RmsNorm, rows, 16384));
       CHECK(normalization::pipelined_pays<__nv_bfloat16>(NormOp::AddRmsNorm, rows, n) ==
-            expected_ring(NormOp::AddRmsNorm, rows, 32768));
+            expected_ring(NormOp::AddRmsNorm, rows, 18432));
       if (!reread_ln) {
         CHECK(normalization::choose_layernorm_version<__nv_bfloat16>(rows, n) ==
               (expected_ring(NormOp::LayerNorm, rows, 8192) ? LayerNormVersion::Pipelined
@@ -423,7 +423,7 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
       }
       if (!reread_add) {
         CHECK(normalization::choose_rmsnorm_version<__nv_bfloat16>(rows, n, true) ==
-              (expected_ring(NormOp::AddRmsNorm, rows, 32768) ? RmsNormVersion::Pipelined
+              (expected_ring(NormOp::AddRmsNorm, rows, 18432) ? RmsNormVersion::Pipelined
                                                               : without_ring_rms));
       }
     }
