@@ -138,16 +138,32 @@ bool rereads_from_cache(const T* x, int64_t rows, int64_t cols) {
                                        reread_registers<T>(shape.packs));
 }
 
+// Whether version 5b's batch leaves windows of an aligned 16-bit row idle where version 5 would
+// take the row in one block: 5b's blocks are powers of two, version 5's are not. The idle
+// windows cost 16-bit rows more than fp32 ones (H200: bf16 2730x6144, 768 windows in a batch of
+// 256 x 4, 21.0 us against 18.4 for version 5; 1365x12288 20.8 against 19.6; fp32 rows tied). A
+// misaligned 16-bit row runs version 5's general instance, which lost (1676x10007: 37.8 us
+// against 33.8 for 5b).
+template <typename T>
+bool block_cached_fills_better(const T* x, int64_t rows, int64_t cols) {
+  if (sizeof(T) != 2 || !rows_aligned<T>(cols, x) || !fits_preferred_chunk(x, cols) ||
+      rows < 2 * common::device_properties().multiProcessorCount)
+    return false;
+  const RereadShape shape = reread_shape(x, cols);
+  return max_windows_per_row(x, cols) < int64_t{shape.threads} * shape.packs;
+}
+
 // Where version 5b beat versions 5 and 6 on the H200: rows of 8 KiB and more, up to 128 KiB
 // for fp32 (at 256 KiB the cluster of version 6 was faster, 86% of copy against 85%) and 256 KiB
-// for 16-bit types; at least one row per SM; and the rows in flight fit in L2.
+// for 16-bit types; at least one row per SM; the rows in flight fit in L2; and not where
+// version 5 fills its block better.
 template <typename T>
 bool prefers_reread(const T* x, int64_t rows, int64_t cols) {
   const int64_t row_bytes = cols * static_cast<int64_t>(sizeof(T));
   const int64_t max_row_bytes = (sizeof(T) == 4 ? 128 : 256) * 1024;
   return row_bytes >= 8 * 1024 && row_bytes <= max_row_bytes &&
          rows >= common::device_properties().multiProcessorCount &&
-         rereads_from_cache(x, rows, cols);
+         rereads_from_cache(x, rows, cols) && !block_cached_fills_better(x, rows, cols);
 }
 
 template <typename T>
