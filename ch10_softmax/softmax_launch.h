@@ -45,7 +45,12 @@ RereadShape reread_shape(const T* x, int64_t cols);
 // each comes from cache and not from memory.
 template <typename T>
 bool rereads_from_cache(const T* x, int64_t rows, int64_t cols);
-// Whether the dispatcher should run version 5b for this shape (the measured rule).
+// Whether reading each row twice, from cache, beat holding it in registers for this shape: row
+// length, row count and rows in flight (the backward's rule starts from it).
+template <typename T>
+bool reread_shape_pays(const T* x, int64_t rows, int64_t cols);
+// Whether the dispatcher should run version 5b for this shape (the measured rule): where it pays,
+// except where version 5 fills its blocks better.
 template <typename T>
 bool prefers_reread(const T* x, int64_t rows, int64_t cols);
 template <typename T>

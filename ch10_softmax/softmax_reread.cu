@@ -81,8 +81,8 @@ __global__ void __launch_bounds__(kThreads) SOFTMAX_MAX_REGISTERS(reread_registe
 }
 
 template <typename T, int kThreads, int kPacks>
-void launch_shape(const T* x, T* y, int64_t rows, int64_t cols, bool log_softmax,
-                  bool y_vector_ok, cudaStream_t stream) {
+void launch_shape(const T* x, T* y, int64_t rows, int64_t cols, bool log_softmax, bool y_vector_ok,
+                  cudaStream_t stream) {
   const bool aligned = rows_aligned<T>(cols, x, y);
   const auto kernel = log_softmax ? (aligned ? reread_kernel<T, kThreads, kPacks, true, true>
                                              : reread_kernel<T, kThreads, kPacks, true, false>)
@@ -127,7 +127,8 @@ RereadShape reread_shape(const T* x, int64_t cols) {
   const int64_t per_block = long_16bit_row ? windows / 4 : windows;
   const int limit = sizeof(T) == 4 || long_16bit_row ? 1024 : 256;
   int threads = 128;
-  while (threads < limit && int64_t{threads} * packs < per_block) threads *= 2;
+  while (threads < limit && int64_t{threads} * packs < per_block)
+    threads *= 2;
   return {threads, packs};
 }
 
@@ -155,15 +156,19 @@ bool block_cached_fills_better(const T* x, int64_t rows, int64_t cols) {
 
 // Where version 5b beat versions 5 and 6 on the H200: rows of 8 KiB and more, up to 128 KiB
 // for fp32 (at 256 KiB the cluster of version 6 was faster, 86% of copy against 85%) and 256 KiB
-// for 16-bit types; at least one row per SM; the rows in flight fit in L2; and not where
-// version 5 fills its block better.
+// for 16-bit types; at least one row per SM; and the rows in flight fit in L2.
 template <typename T>
-bool prefers_reread(const T* x, int64_t rows, int64_t cols) {
+bool reread_shape_pays(const T* x, int64_t rows, int64_t cols) {
   const int64_t row_bytes = cols * static_cast<int64_t>(sizeof(T));
   const int64_t max_row_bytes = (sizeof(T) == 4 ? 128 : 256) * 1024;
   return row_bytes >= 8 * 1024 && row_bytes <= max_row_bytes &&
          rows >= common::device_properties().multiProcessorCount &&
-         rereads_from_cache(x, rows, cols) && !block_cached_fills_better(x, rows, cols);
+         rereads_from_cache(x, rows, cols);
+}
+
+template <typename T>
+bool prefers_reread(const T* x, int64_t rows, int64_t cols) {
+  return reread_shape_pays(x, rows, cols) && !block_cached_fills_better(x, rows, cols);
 }
 
 template <typename T>
@@ -187,10 +192,11 @@ void launch_reread(const T* x, T* y, int64_t rows, int64_t cols, Epilogue epilog
     launch_packs<T, 8>(x, y, rows, cols, shape.threads, log_softmax, y_vector_ok, stream);
 }
 
-#define INSTANTIATE(T)                                                                     \
-  template RereadShape reread_shape<T>(const T*, int64_t);                                 \
-  template bool rereads_from_cache<T>(const T*, int64_t, int64_t);                         \
-  template bool prefers_reread<T>(const T*, int64_t, int64_t);                             \
+#define INSTANTIATE(T)                                                                   \
+  template RereadShape reread_shape<T>(const T*, int64_t);                               \
+  template bool rereads_from_cache<T>(const T*, int64_t, int64_t);                       \
+  template bool prefers_reread<T>(const T*, int64_t, int64_t);                           \
+  template bool reread_shape_pays<T>(const T*, int64_t, int64_t);                        \
   template void launch_reread<T>(const T*, T*, int64_t, int64_t, Epilogue, cudaStream_t, \
                                  RereadShape);
 INSTANTIATE(float)

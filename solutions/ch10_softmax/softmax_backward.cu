@@ -298,11 +298,12 @@ void launch_reread_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_
   }
 }
 
-// The forward's rule (prefers_reread), where the rows in flight of this kernel (blocks of
+// The forward's rule (reread_shape_pays; the forward's exception for rows that version 5 fills
+// better was measured for the forward only), where the rows in flight of this kernel (blocks of
 // `threads` at kBackwardRereadRegisters), a row of y and one of dy each, fit in L2.
 template <typename T>
 bool prefers_reread_backward(const T* y, int64_t rows, int64_t cols, int threads) {
-  return prefers_reread(y, rows, cols) &&
+  return reread_shape_pays(y, rows, cols) &&
          common::rows_in_flight_fit_l2(rows, 2 * cols * static_cast<int64_t>(sizeof(T)), threads,
                                        kBackwardRereadRegisters);
 }
