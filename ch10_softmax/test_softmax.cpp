@@ -215,6 +215,18 @@ TEST_CASE("version 7: the dispatcher", "[ch10_softmax][final]") {
                                        check::Op::Softmax, check::logits<float>(512, cols, cols),
                                        512, cols, placement_for(static_cast<size_t>(cols))));
   }
+  // bf16 rows of 12 and 16 KiB, many of them: aligned, 6144 goes to version 5 (version 5b's
+  // batch would leave windows idle) and 8192 to 5b; misaligned, both go to 5b.
+  using bf16 = __nv_bfloat16;
+  for (int64_t cols : {int64_t{6144}, int64_t{8192}}) {
+    for (const check::Placement placement : {check::Placement{0, 0}, check::Placement{1, 1}}) {
+      INFO("fill TODO 7 (and TODOs 5, 5b, 8): bf16 rows = 300, cols = "
+           << cols << ", misaligned by " << placement.in_misalign);
+      REQUIRE_CHECK(check::check_forward(forward<bf16>(Version::Final, check::Op::Softmax),
+                                         check::Op::Softmax, check::logits<bf16>(300, cols, cols),
+                                         300, cols, placement));
+    }
+  }
 }
 
 TEST_CASE("version 8: half and bf16 input and output", "[ch10_softmax][reduced_precision]") {
