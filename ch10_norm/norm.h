@@ -96,10 +96,11 @@ constexpr int64_t min_pipelined_row_bytes(NormOp op) {
 constexpr int64_t kMaxRereadN = int64_t{1} << 30;
 
 // Where the Reread versions beat the others (measured on an H200, see the chapter README): rows
-// too long for the Registers versions, at any count; and, with many rows whose rows in flight fit
-// in L2 (so that the second read finds them there; the fused add keeps two per block, x and the
-// residual), the row lengths where they measured faster (reread_measured_faster in
-// reread_config.h).
+// too long for the Registers versions, at any count; otherwise where the rows in flight fit in
+// L2 (so that the second read finds them there; the fused add counts two per block): with many
+// rows, the row lengths where they measured faster (reread_measured_faster in reread_config.h);
+// with fewer, rows beyond 32 KiB (40 for fp32 LayerNorm), and rows of 16 KiB or more (32 for
+// fp32 RMSNorm) once there are more rows than SMs.
 template <typename T>
 bool reread_pays(NormOp op, int64_t rows, int64_t n);
 

@@ -98,7 +98,8 @@ bool reread_rows_fit_l2(NormOp op, int64_t rows, int64_t n) {
 // at least 512 rows of 2 to 128 KiB; the chapter README has the tables). Elsewhere they lose, by
 // up to 16 %: their second pass repeats the loads and the arithmetic that a register-held row
 // does once.
-// - Rows beyond 32 KiB: the Registers layout needs 8 packs a thread there (blocks stop at 512
+// - Rows beyond 32 KiB (reread_long_row): the Registers layout needs 8 packs a thread there (blocks
+// stop at 512
 //   threads), so only one or two blocks share an SM, and the fused add's ring holds no such row.
 //   At rows of 36 to 56 KiB Reread won everywhere, by 1 % (fp32 RMSNorm) to 72 % (bf16
 //   LayerNorm at 56 KiB; at 48 KiB, 682×24576: 26.3 µs against 43.0, the fused add 37.0 against
@@ -109,10 +110,13 @@ bool reread_rows_fit_l2(NormOp op, int64_t rows, int64_t n) {
 //   its Registers kernel won by 2-3 %); 16-bit LayerNorm at 6 to 10 KiB and 14 to 16 KiB (14:
 //   22.1 against 23.5 µs for Pipelined; it loses at 12 and 18); 16-bit RMSNorm at 8 to 16 KiB
 //   (it loses at 18 and 20: 21.6 against 19.5 µs for Pipelined).
+constexpr bool reread_long_row(NormOp op, int64_t element_bytes, int64_t row_bytes) {
+  const bool fp32_layernorm = element_bytes == 4 && op == NormOp::LayerNorm;
+  return row_bytes > (fp32_layernorm ? 40 : 32) * int64_t{1024};
+}
 constexpr bool reread_measured_faster(NormOp op, int64_t element_bytes, int64_t row_bytes) {
   constexpr int64_t KiB = 1024;
-  const bool fp32_layernorm = element_bytes == 4 && op == NormOp::LayerNorm;
-  if (row_bytes > (fp32_layernorm ? 40 : 32) * KiB) return true;
+  if (reread_long_row(op, element_bytes, row_bytes)) return true;
   const auto within = [&](int64_t low_kib, int64_t high_kib) {
     return row_bytes >= low_kib * KiB && row_bytes <= high_kib * KiB;
   };

@@ -6,6 +6,8 @@
 #include "ring_config.h"
 #include "reread_config.h"
 
+#include "common/gpu_info.hpp"
+
 namespace normalization {
 
 template <typename T>
@@ -28,9 +30,19 @@ bool reread_pays(NormOp op, int64_t rows, int64_t n) {
   // 256 rows of 256 KiB), also where the rows in flight overflow L2. Both are a block per row
   // with the same two reads, whatever the number of rows.
   if (n > max_registers_n<T>()) return true;
-  return rows >= kManyRows &&
-         detail::reread_measured_faster(op, sizeof(T), n * int64_t{sizeof(T)}) &&
-         detail::reread_rows_fit_l2<T>(op, rows, n);
+  const int64_t row_bytes = n * int64_t{sizeof(T)};
+  if (!detail::reread_rows_fit_l2<T>(op, rows, n)) return false;
+  if (rows >= kManyRows) return detail::reread_measured_faster(op, sizeof(T), row_bytes);
+  // Fewer rows: the Registers versions spread each row over a block for latency, which pays
+  // while an SM has one row at most (H200, 132 rows of 8192 fp32: LayerNorm 6.7 us against 7.6
+  // for Reread). Long rows need 8 packs a thread there too, and lose at any count (32 rows of
+  // 24576 bf16: 15.5 us against 9.5); with more rows than SMs, rows of 16 KiB and more lose too
+  // (256 rows of 12288 bf16: 9.3 against 8.4; 400 of 8192 bf16: 12.6 against 8.8), except fp32
+  // RMSNorm's shorter than 32 KiB (256 rows of 4096 and of 6144: 5.9 and 6.6 us against 6.6 and
+  // 7.4).
+  const int64_t min_row_bytes = (sizeof(T) == 4 && op == NormOp::RmsNorm ? 32 : 16) * 1024;
+  return detail::reread_long_row(op, sizeof(T), row_bytes) ||
+         (rows > common::device_properties().multiProcessorCount && row_bytes >= min_row_bytes);
 }
 
 template <typename T>
