@@ -27,12 +27,15 @@ bool matrices_overlap(const T* a, const T* b, int64_t elements) {
   return begin_a < begin_b + bytes && begin_b < begin_a + bytes;
 }
 
-// In place, y == x, works in every version: each element of a row is read (once or twice, both
-// times before the row's statistics are known) and then written by the same thread, and nothing
-// reads it after. A y that overlaps x without being x would overwrite elements of a row, or of
-// the next one, before they are read.
+// In place, y == x, works in every version: each element of a row is read, once or twice, and
+// then written by the thread that reads it, and nothing reads it afterwards. So the read-only
+// path (__ldg) that some versions take for x never meets an element the kernel has written. A y
+// that overlaps x without being x would overwrite elements of a row, or of the next one, before
+// they are read.
 template <typename T>
 void check_output_placement(const T* x, const T* y, int64_t elements) {
+  CHECK_ARG(elements <= std::numeric_limits<int64_t>::max() / static_cast<int64_t>(sizeof(T)),
+            "a matrix of " << elements << " elements does not fit in the address space");
   CHECK_ARG(y == x || !matrices_overlap(x, y, elements),
             "y overlaps x without being equal to it: in place (y == x) is supported, partial "
             "overlap is not");

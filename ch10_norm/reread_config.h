@@ -98,9 +98,9 @@ bool reread_rows_fit_l2(NormOp op, int64_t rows, int64_t n) {
 // at least 512 rows of 2 to 128 KiB; the chapter README has the tables). Elsewhere they lose, by
 // up to 16 %: their second pass repeats the loads and the arithmetic that a register-held row
 // does once.
-// - Rows beyond 32 KiB (reread_long_row): the Registers layout needs 8 packs a thread there (blocks
-// stop at 512
-//   threads), so only one or two blocks share an SM, and the fused add's ring holds no such row.
+// - Rows beyond 32 KiB (reread_long_row): the Registers layout needs 8 packs a thread there
+//   (blocks stop at 512 threads), so only one or two blocks share an SM, and the fused add's
+//   ring holds no such row.
 //   At rows of 36 to 56 KiB Reread won everywhere, by 1 % (fp32 RMSNorm) to 72 % (bf16
 //   LayerNorm at 56 KiB; at 48 KiB, 682×24576: 26.3 µs against 43.0, the fused add 37.0 against
 //   62.9). fp32 LayerNorm starts beyond 40 KiB: at 36 and 40 KiB its Registers kernel tied or

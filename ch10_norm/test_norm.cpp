@@ -339,20 +339,25 @@ TEST_CASE("reread: statistics in batches, the row read again from cache to norma
   }
   const auto p8 =
       check::make_problem<float>(600, 3 * 16384 + 4, Data::Normal, true, true, false, 10);
-  REQUIRE_CHECK(check::check_layernorm<float>("layernorm_5_reread fp32, 4 batches of 8 packs",
-                                              layernorm_run<float>(LayerNormVersion::Reread), p8,
-                                              check::expect_layernorm(p8), kPlacements[0]));
+  for (const Placement& at : {kPlacements[0], kInPlace[0]}) {
+    REQUIRE_CHECK(check::check_layernorm<float>("layernorm_5_reread fp32, 4 batches of 8 packs",
+                                                layernorm_run<float>(LayerNormVersion::Reread), p8,
+                                                check::expect_layernorm(p8), at));
+  }
   const auto r8 =
       check::make_problem<float>(600, 3 * 16384 + 4, Data::Normal, true, false, false, 11);
-  REQUIRE_CHECK(check::check_rmsnorm<float>("rmsnorm_4_reread fp32, 4 batches of 8 packs",
-                                            rmsnorm_run<float>(RmsNormVersion::Reread), r8,
-                                            check::expect_rmsnorm(r8), kPlacements[0]));
+  for (const Placement& at : {kPlacements[0], kInPlace[0]}) {
+    REQUIRE_CHECK(check::check_rmsnorm<float>("rmsnorm_4_reread fp32, 4 batches of 8 packs",
+                                              rmsnorm_run<float>(RmsNormVersion::Reread), r8,
+                                              check::expect_rmsnorm(r8), at));
+  }
   const auto b8 =
       check::make_problem<__nv_bfloat16>(300, 32768, Data::Normal, true, false, false, 12);
-  REQUIRE_CHECK(
-      check::check_rmsnorm<__nv_bfloat16>("rmsnorm_4_reread bf16, one batch of 8 packs a row",
-                                          rmsnorm_run<__nv_bfloat16>(RmsNormVersion::Reread), b8,
-                                          check::expect_rmsnorm(b8), kPlacements[0]));
+  for (const Placement& at : {kPlacements[0], kInPlace[0]}) {
+    REQUIRE_CHECK(check::check_rmsnorm<__nv_bfloat16>(
+        "rmsnorm_4_reread bf16, one batch of 8 packs a row",
+        rmsnorm_run<__nv_bfloat16>(RmsNormVersion::Reread), b8, check::expect_rmsnorm(b8), at));
+  }
   const auto a4 =
       check::make_problem<float>(600, 3 * 8192 + 4, Data::Normal, true, false, true, 13);
   for (const Placement& at : {kPlacements[0], kInPlace[0]}) {
@@ -386,7 +391,7 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
     const RmsNormVersion without_ring_rms =
         fits ? RmsNormVersion::Registers : RmsNormVersion::BlockLoop;
     for (int64_t rows : {int64_t{1}, many - 1, many, int64_t{4096}}) {
-      // Reading twice pays only with many rows, and first in line: where it pays it runs.
+      // Where reading twice pays it runs: it is first in line.
       const bool reread_ln = normalization::reread_pays<__nv_bfloat16>(NormOp::LayerNorm, rows, n);
       const bool reread_rms = normalization::reread_pays<__nv_bfloat16>(NormOp::RmsNorm, rows, n);
       const bool reread_add =
@@ -443,6 +448,28 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
       CHECK(normalization::choose_rmsnorm_version<float>(4096, n, false) ==
             (n <= normalization::max_registers_n<float>() ? RmsNormVersion::Registers
                                                           : RmsNormVersion::BlockLoop));
+    }
+  }
+  {  // The rule for fewer rows at lengths kRowLengths lacks (the README's table of fewer rows).
+    const int64_t sms = common::device_properties().multiProcessorCount;
+    // A long row (40 KiB of bf16) is read twice at any count.
+    for (int64_t rows : {int64_t{1}, sms, many - 1}) {
+      CHECK(normalization::choose_rmsnorm_version<__nv_bfloat16>(rows, 20480, true) ==
+            RmsNormVersion::Reread);
+    }
+    if (2 * sms < many) {
+      // fp32: at most a row per SM keeps the latency layout; with more rows than SMs, rows of 16
+      // KiB are read twice, except RMSNorm's, which waits for 32 KiB.
+      CHECK(normalization::choose_layernorm_version<float>(sms, 8192) ==
+            LayerNormVersion::Registers);
+      CHECK(normalization::choose_layernorm_version<float>(2 * sms, 4096) ==
+            LayerNormVersion::Reread);
+      CHECK(normalization::choose_rmsnorm_version<float>(2 * sms, 4096, true) ==
+            RmsNormVersion::Reread);
+      CHECK(normalization::choose_rmsnorm_version<float>(2 * sms, 4096, false) ==
+            RmsNormVersion::Registers);
+      CHECK(normalization::choose_rmsnorm_version<float>(2 * sms, 8192, false) ==
+            RmsNormVersion::Reread);
     }
   }
   check_layernorm_version<float>(LayerNormVersion::Dispatch, kAnyN);

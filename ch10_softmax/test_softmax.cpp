@@ -10,6 +10,7 @@
 #include "common/data_gen.hpp"
 #include "common/device_buffer.hpp"
 #include "common/dtype.hpp"
+#include "common/gpu_info.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -215,16 +216,20 @@ TEST_CASE("version 7: the dispatcher", "[ch10_softmax][final]") {
                                        check::Op::Softmax, check::logits<float>(512, cols, cols),
                                        512, cols, placement_for(static_cast<size_t>(cols))));
   }
-  // bf16 rows of 12 and 16 KiB, many of them: aligned, 6144 goes to version 5 (version 5b's
-  // batch would leave windows idle) and 8192 to 5b; misaligned, both go to 5b.
+  // bf16 rows of 12 and 16 KiB, two per SM and more: aligned, 6144 goes to version 5 (version
+  // 5b's batch would leave windows idle) and 8192 to 5b; misaligned, both go to 5b.
   using bf16 = __nv_bfloat16;
+  const int64_t rows = 2 * common::device_properties().multiProcessorCount + 36;
+  const common::DeviceBuffer<bf16> aligned(8);  // an address for the rule, which only reads it
   for (int64_t cols : {int64_t{6144}, int64_t{8192}}) {
     for (const check::Placement placement : {check::Placement{0, 0}, check::Placement{1, 1}}) {
-      INFO("fill TODO 7 (and TODOs 5, 5b, 8): bf16 rows = 300, cols = "
-           << cols << ", misaligned by " << placement.in_misalign);
+      INFO("fill TODO 7 (and TODOs 5, 5b, 8): bf16 rows = "
+           << rows << ", cols = " << cols << ", misaligned by " << placement.in_misalign);
+      CHECK(softmax::detail::prefers_reread(aligned.data() + placement.in_misalign, rows, cols) ==
+            (cols == 8192 || placement.in_misalign != 0));
       REQUIRE_CHECK(check::check_forward(forward<bf16>(Version::Final, check::Op::Softmax),
-                                         check::Op::Softmax, check::logits<bf16>(300, cols, cols),
-                                         300, cols, placement));
+                                         check::Op::Softmax, check::logits<bf16>(rows, cols, cols),
+                                         rows, cols, placement));
     }
   }
 }

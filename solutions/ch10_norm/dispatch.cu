@@ -36,10 +36,10 @@ bool reread_pays(NormOp op, int64_t rows, int64_t n) {
   // Fewer rows: the Registers versions spread each row over a block for latency, which pays
   // while an SM has one row at most (H200, 132 rows of 8192 fp32: LayerNorm 6.7 us against 7.6
   // for Reread). Long rows need 8 packs a thread there too, and lose at any count (32 rows of
-  // 24576 bf16: 15.5 us against 9.5); with more rows than SMs, rows of 16 KiB and more lose too
-  // (256 rows of 12288 bf16: 9.3 against 8.4; 400 of 8192 bf16: 12.6 against 8.8), except fp32
-  // RMSNorm's shorter than 32 KiB (256 rows of 4096 and of 6144: 5.9 and 6.6 us against 6.6 and
-  // 7.4).
+  // 24576 bf16: LayerNorm 15.7 us against 9.5); with more rows than SMs, rows of 16 KiB and more
+  // lose too (256 rows of 12288 bf16: 9.3 against 8.4; 400 of 4096 fp32: 11.3 against 7.8),
+  // except fp32 RMSNorm's shorter than 32 KiB (256 rows of 4096 and of 6144: 5.9 and 6.6 us
+  // against 6.6 and 7.4). The figures are in the README's table of fewer rows.
   const int64_t min_row_bytes = (sizeof(T) == 4 && op == NormOp::RmsNorm ? 32 : 16) * 1024;
   return detail::reread_long_row(op, sizeof(T), row_bytes) ||
          (rows > common::device_properties().multiProcessorCount && row_bytes >= min_row_bytes);

@@ -176,9 +176,10 @@ bool rereads_from_cache(const T* x, int64_t rows, int64_t cols) {
 // Whether version 5b's batch leaves windows of an aligned 16-bit row idle where version 5 would
 // take the row in one block: 5b's blocks are powers of two, version 5's are not. The idle
 // windows cost 16-bit rows more than fp32 ones (H200: bf16 2730x6144, 768 windows in a batch of
-// 256 x 4, 21.0 us against 18.4 for version 5; 1365x12288 20.8 against 19.6; fp32 rows tied). A
-// misaligned 16-bit row runs version 5's general instance, which lost (1676x10007: 37.8 us
-// against 33.8 for 5b).
+// 256 x 4, 21.1 us against 18.5 for version 5; 1365x12288 21.0 against 19.7; fp32 rows tied). A
+// misaligned 16-bit row runs version 5's general instance, which lost (1676x10007: 38.4 us
+// against 34.1 for 5b). Only x is known here: with x aligned and y not, version 5 runs its
+// general instance too.
 template <typename T>
 bool block_cached_fills_better(const T* x, int64_t rows, int64_t cols) {
   if (sizeof(T) != 2 || !rows_aligned<T>(cols, x) || !fits_preferred_chunk(x, cols) ||
