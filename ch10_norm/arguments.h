@@ -10,16 +10,20 @@
 
 namespace normalization::detail {
 
-inline void check_sizes(int64_t rows, int64_t n, float eps) {
+// The sizes, and that a matrix of rows x n elements of T has a byte count that fits 64 bits (so
+// that rows * n and the address arithmetic below cannot overflow).
+template <typename T>
+void check_sizes(int64_t rows, int64_t n, float eps) {
   CHECK_ARG(rows >= 0, "rows must be >= 0, got " << rows);
   CHECK_ARG(n >= 1, "n must be >= 1, got " << n);
-  CHECK_ARG(rows <= std::numeric_limits<int64_t>::max() / n,
-            "rows * n overflows 64 bits: " << rows << " x " << n);
+  CHECK_ARG(rows <= std::numeric_limits<int64_t>::max() / static_cast<int64_t>(sizeof(T)) / n,
+            "a matrix of " << rows << " x " << n << " elements overflows 64 bits of bytes");
   CHECK_ARG(std::isfinite(eps) && eps >= 0.0f, "eps must be finite and >= 0, got " << eps);
 }
 
-// Whether the matrices of `elements` elements at a and b share any byte. Compared as integers:
-// ordering pointers into different allocations is unspecified in C++.
+// Whether the matrices of `elements` elements at a and b share any byte (check_sizes bounds the
+// byte count). Compared as integers: ordering pointers into different allocations is unspecified
+// in C++.
 template <typename T>
 bool matrices_overlap(const T* a, const T* b, int64_t elements) {
   const auto begin_a = reinterpret_cast<uintptr_t>(a), begin_b = reinterpret_cast<uintptr_t>(b);
@@ -34,8 +38,6 @@ bool matrices_overlap(const T* a, const T* b, int64_t elements) {
 // they are read.
 template <typename T>
 void check_output_placement(const T* x, const T* y, int64_t elements) {
-  CHECK_ARG(elements <= std::numeric_limits<int64_t>::max() / static_cast<int64_t>(sizeof(T)),
-            "a matrix of " << elements << " elements does not fit in the address space");
   CHECK_ARG(y == x || !matrices_overlap(x, y, elements),
             "y overlaps x without being equal to it: in place (y == x) is supported, partial "
             "overlap is not");

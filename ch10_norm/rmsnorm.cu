@@ -333,7 +333,7 @@ const char* version_name(RmsNormVersion v) {
 template <typename T>
 void rmsnorm(RmsNormVersion v, const T* x, const T* gamma, T* y, float* rstd, int64_t rows,
              int64_t n, float eps, cudaStream_t stream) {
-  detail::check_sizes(rows, n, eps);
+  detail::check_sizes<T>(rows, n, eps);
   if (rows == 0) return;
   CHECK_ARG(x != nullptr && y != nullptr, "x and y must not be null");
   detail::check_output_placement(x, y, rows * n);
@@ -344,7 +344,7 @@ void rmsnorm(RmsNormVersion v, const T* x, const T* gamma, T* y, float* rstd, in
 template <typename T>
 void add_rmsnorm(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, float* rstd,
                  int64_t rows, int64_t n, float eps, cudaStream_t stream) {
-  detail::check_sizes(rows, n, eps);
+  detail::check_sizes<T>(rows, n, eps);
   if (rows == 0) return;
   CHECK_ARG(x != nullptr && residual != nullptr && y != nullptr,
             "x, residual and y must not be null");

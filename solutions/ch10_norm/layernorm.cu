@@ -300,7 +300,7 @@ int64_t max_registers_n() {
 template <typename T>
 void layernorm(LayerNormVersion v, const T* x, const T* gamma, const T* beta, T* y, float* mean,
                float* rstd, int64_t rows, int64_t n, float eps, cudaStream_t stream) {
-  detail::check_sizes(rows, n, eps);
+  detail::check_sizes<T>(rows, n, eps);
   if (rows == 0) return;
   CHECK_ARG(x != nullptr && y != nullptr, "x and y must not be null");
   detail::check_output_placement(x, y, rows * n);
