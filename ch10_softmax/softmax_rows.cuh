@@ -236,8 +236,8 @@ __device__ __forceinline__ void store_window(T* row, int64_t cols, RowWindows la
 // Window `w` of an aligned row: always one whole 16-byte store; w below layout.count.
 template <typename T>
 __device__ __forceinline__ void store_window(T* row, int64_t /*cols*/, AlignedRowWindows /*layout*/,
-                                             int64_t w, const Window<T>& window,
-                                             bool /*vector_ok*/, Reuse reuse = Reuse::Again) {
+                                             int64_t w, const Window<T>& window, bool /*vector_ok*/,
+                                             Reuse reuse = Reuse::Again) {
   store_whole_window(reinterpret_cast<int4*>(row) + static_cast<int>(w), window, reuse);
 }
 
@@ -316,24 +316,38 @@ __device__ __forceinline__ float window_sum_exp(const Window<T>& window, float s
   return running;
 }
 
-// What the last step of a row needs, from the row's (max, sum) pair.
+// What the last step of a row needs, from the row's (max, sum) pair. Each kernel keeps only the
+// fields its element type and epilogue use; the compiler drops the others.
 struct RowStats {
   float max;
-  float inv_sum;  // one division per row, one multiplication per element
-  float log_sum;
+  float inv_sum;   // float softmax: one division per row, one multiplication per element
+  float log2_sum;  // half and bf16 softmax: the division folded into the exponent
+  float log_sum;   // log_softmax
 };
 
 __device__ __forceinline__ RowStats row_stats(common::MaxSum pair) {
-  // __fdividef: an IEEE division would pull in a slow-path subroutine for one value per row.
-  return {pair.max, __fdividef(1.0f, pair.sum), logf(pair.sum)};
+  // __fdividef and __log2f: an IEEE division or an accurate log2f pulls in code (and registers)
+  // for one value per row.
+  return {pair.max, __fdividef(1.0f, pair.sum), __log2f(pair.sum), logf(pair.sum)};
 }
 
 // softmax: exp(x - m) / l; log_softmax: x - m - log(l). An all -inf row has m = -inf and
 // l = 0: x - m is NaN, and so is the whole row (documented in softmax.h). A softmax output
-// below 2^-126 is flushed to zero (exp_flush_denormals): off by less than 1.2e-38.
+// below 2^-126 is flushed to zero: off by less than 1.2e-38.
+// For half and bf16 outputs the division by l goes into the exponent,
+// 2^((x - m) · log2(e) - log2(l)): one fused multiply-add and MUFU.EX2 after the subtraction
+// instead of a multiply, MUFU.EX2 and a multiply, which counts where 16-bit elements make twice
+// the instructions per byte. It costs accuracy that only float would notice: __log2f is off by
+// up to 2 ulp (about 3e-6 relative in the output for l ~ 1e5), against half's 4.9e-4. x - m stays a
+// subtraction of its own, exact where it matters: folding m into the multiply-add too would
+// round m · log2(e), which for |m| ~ 6e4 is off by 4e-3.
+template <typename T>
 __device__ __forceinline__ float finish(float x, const RowStats& stats, bool log_softmax) {
-  return log_softmax ? (x - stats.max) - stats.log_sum
-                     : common::exp_flush_denormals(x - stats.max) * stats.inv_sum;
+  if (log_softmax) return (x - stats.max) - stats.log_sum;
+  if constexpr (sizeof(T) == 2)
+    return common::exp2_flush_denormals(fmaf(x - stats.max, common::kLog2E, -stats.log2_sum));
+  else
+    return common::exp_flush_denormals(x - stats.max) * stats.inv_sum;
 }
 
 // The write of the cached kernels: the window's elements finished with the row's statistics.
@@ -343,7 +357,7 @@ __device__ __forceinline__ Window<T> finish_window(const Window<T>& window, cons
   float out[kPackSize<T>];
 #pragma unroll
   for (int i = 0; i < kPackSize<T>; ++i)
-    out[i] = finish(element(window, i), stats, log_softmax);
+    out[i] = finish<T>(element(window, i), stats, log_softmax);
   return narrow<T>(out);
 }
 

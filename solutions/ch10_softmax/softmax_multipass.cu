@@ -53,7 +53,7 @@ __global__ void __launch_bounds__(kMultipassThreads)
     //       shared_tree_reduce(scratch, ..., common::Max{}) for the row maximum m;
     //   (b) each thread's sum of __expf(x - shift) with shift = exp_shift(m) (a row of -inf
     //       only must sum to 0, not NaN), then shared_tree_reduce with common::Sum{};
-    //   (c) y_row[j] = from_compute<T>(finish(to_compute(x_row[j]), stats, log_softmax)) with
+    //   (c) y_row[j] = from_compute<T>(finish<T>(to_compute(x_row[j]), stats, log_softmax)) with
     //       stats = row_stats({m, l}). Read with to_compute(x_row[j]).
     // BEGIN TODO 1
     float m = -INFINITY;
@@ -67,7 +67,7 @@ __global__ void __launch_bounds__(kMultipassThreads)
     l = shared_tree_reduce(scratch, l, common::Sum{});
     const RowStats stats = row_stats({m, l});
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
-      y_row[j] = from_compute<T>(finish(to_compute(x_row[j]), stats, log_softmax));
+      y_row[j] = from_compute<T>(finish<T>(to_compute(x_row[j]), stats, log_softmax));
     // END TODO 1
   }
 }
@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(kMultipassThreads)
       pair = common::MaxSumMerge{}(pair, {to_compute(x_row[j]), 1.0f});
     const RowStats stats = row_stats(shared_tree_reduce(scratch, pair, common::MaxSumMerge{}));
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
-      y_row[j] = from_compute<T>(finish(to_compute(x_row[j]), stats, log_softmax));
+      y_row[j] = from_compute<T>(finish<T>(to_compute(x_row[j]), stats, log_softmax));
     // END TODO 2
   }
 }
@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(kMultipassThreads)
       pair = common::MaxSumMerge{}(pair, {to_compute(x_row[j]), 1.0f});
     const RowStats stats = row_stats(block_merge_pairs(pair));
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
-      y_row[j] = from_compute<T>(finish(to_compute(x_row[j]), stats, log_softmax));
+      y_row[j] = from_compute<T>(finish<T>(to_compute(x_row[j]), stats, log_softmax));
   }
 }
 
