@@ -316,8 +316,9 @@ __device__ __forceinline__ float window_sum_exp(const Window<T>& window, float s
   return running;
 }
 
-// What the last step of a row needs, from the row's (max, sum) pair. Each kernel keeps only the
-// fields its element type and epilogue use; the compiler drops the others.
+// What the last step of a row needs, from the row's (max, sum) pair. A kernel whose element type
+// and epilogue are template arguments keeps only the fields it uses; versions 1-3, which take
+// the epilogue at run time, compute all of them once per row.
 struct RowStats {
   float max;
   float inv_sum;   // float softmax: one division per row, one multiplication per element
@@ -333,14 +334,14 @@ __device__ __forceinline__ RowStats row_stats(common::MaxSum pair) {
 
 // softmax: exp(x - m) / l; log_softmax: x - m - log(l). An all -inf row has m = -inf and
 // l = 0: x - m is NaN, and so is the whole row (documented in softmax.h). A softmax output
-// below 2^-126 is flushed to zero: off by less than 1.2e-38.
+// below 2^-126 may be flushed to zero: off by less than 1.2e-38.
 // For half and bf16 outputs the division by l goes into the exponent,
 // 2^((x - m) · log2(e) - log2(l)): one fused multiply-add and MUFU.EX2 after the subtraction
 // instead of a multiply, MUFU.EX2 and a multiply, which counts where 16-bit elements make twice
 // the instructions per byte. It costs accuracy that only float would notice: __log2f is off by
-// up to 2 ulp (about 3e-6 relative in the output for l ~ 1e5), against half's 4.9e-4. x - m stays a
-// subtraction of its own, exact where it matters: folding m into the multiply-add too would
-// round m · log2(e), which for |m| ~ 6e4 is off by 4e-3.
+// up to 2 ulp for l > 2 (about 3e-6 relative in the output for l ~ 1e5), against half's
+// 4.9e-4. x - m stays a subtraction of its own, exact where it matters: folding m into the
+// multiply-add too would round m · log2(e), which for |m| ~ 6e4 is off by 4e-3.
 template <typename T>
 __device__ __forceinline__ float finish(float x, const RowStats& stats, bool log_softmax) {
   if (log_softmax) return (x - stats.max) - stats.log_sum;
