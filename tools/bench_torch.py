@@ -6,7 +6,7 @@ The same method as common/timing.cu: CUDA events around the operation only, thre
 L2 flushed before every run by reading a buffer twice its size, the median of 15 to 200 runs, and
 the device-to-device copy bandwidth of 1 GiB measured in the same process. GB/s counts the bytes
 the chapters' benchmarks count for the same operation (bench_reduction, bench_softmax,
-bench_norm), so the percentages compare directly.
+bench_norm, bench_topk), so the percentages compare directly.
 
     python3 tools/bench_torch.py                     every chapter's shapes
     python3 tools/bench_torch.py --chapters=ch10_norm --csv
@@ -28,6 +28,8 @@ SOFTMAX_SHAPES = [(4096, 2048), (32768, 1024), (4096, 8192), (1024, 32768), (256
                   (65536, 128), (1, 131072)]
 NORM_SHAPES = [(4096, 4096), (16384, 1024), (4096, 8192), (1024, 16384), (16384, 4096),
                (1, 8192), (32, 8192)]
+TOPK_SHAPES = [(1, 128256), (64, 128256), (1024, 50257), (1024, 128256), (4096, 32000)]
+TOPK_KS = [1, 50, 1024]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
 
@@ -116,8 +118,29 @@ def norm_cases():
                        4 * matrix + e * cols + 4 * rows)
 
 
+def topk_cases():
+    for dtype in ("fp32", "bf16"):
+        for rows, cols in TOPK_SHAPES:
+            x = (2.0 * torch.randn(rows, cols, device="cuda")).to(DTYPES[dtype])
+            e = x.element_size()
+            for k in TOPK_KS:
+                shape = f"{rows}x{cols} k={k}"
+                # bench_topk's byte counts: the logits once, k values and int64 indices per row;
+                # for softmax + top-k, k indices and fp32 probabilities and one fp32 lse per row.
+                yield ("topk", shape, dtype, (lambda x=x, k=k: torch.topk(x, k, dim=-1)),
+                       rows * cols * e + rows * k * (e + 8))
+
+                def softmax_topk(x=x, k=k):
+                    # No fused op: the probabilities of the whole row are written, then searched.
+                    probs = torch.softmax(x, dim=-1, dtype=torch.float32)
+                    return torch.topk(probs, k, dim=-1)
+
+                yield ("softmax then topk (2 kernels)", shape, dtype, softmax_topk,
+                       rows * cols * e + rows * k * 12 + rows * 4)
+
+
 CHAPTERS = {"ch07_reduction": reduction_cases, "ch10_softmax": softmax_cases,
-            "ch10_norm": norm_cases}
+            "ch10_norm": norm_cases, "ch11_topk": topk_cases}
 
 
 def main():
@@ -142,7 +165,7 @@ def main():
     else:
         print(f"{name}, PyTorch {torch.__version__}, CUDA {torch.version.cuda}")
         print(f"copy bandwidth (device-to-device, read + write): {copy:.0f} GB/s\n")
-        print(f"{'op':26} {'shape':12} {'dtype':6} {'time(us)':>10} {'GB/s':>8} {'% copy':>7}")
+        print(f"{'op':30} {'shape':20} {'dtype':6} {'time(us)':>10} {'GB/s':>8} {'% copy':>7}")
     with torch.inference_mode():
         for chapter in chapters:
             for op, shape, dtype, fn, nbytes in CHAPTERS[chapter]():
@@ -151,7 +174,7 @@ def main():
                 if args.csv:
                     print(f"{chapter},{op},{shape},{dtype},{us:.3f},{gbs:.1f},{100 * gbs / copy:.1f}")
                 else:
-                    print(f"{op:26} {shape:12} {dtype:6} {us:10.2f} {gbs:8.0f} {100 * gbs / copy:6.1f}%")
+                    print(f"{op:30} {shape:20} {dtype:6} {us:10.2f} {gbs:8.0f} {100 * gbs / copy:6.1f}%")
                 sys.stdout.flush()
 
 
