@@ -3,6 +3,7 @@
 #pragma once
 
 #include "common/errors.hpp"
+#include "common/overlap.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -22,13 +23,10 @@ void check_sizes(int64_t rows, int64_t n, float eps) {
 }
 
 // Whether the matrices of `elements` elements at a and b share any byte (check_sizes bounds the
-// byte count). Compared as integers: ordering pointers into different allocations is unspecified
-// in C++.
+// byte count).
 template <typename T>
 bool matrices_overlap(const T* a, const T* b, int64_t elements) {
-  const auto begin_a = reinterpret_cast<uintptr_t>(a), begin_b = reinterpret_cast<uintptr_t>(b);
-  const auto bytes = static_cast<uintptr_t>(elements) * sizeof(T);
-  return begin_a < begin_b + bytes && begin_b < begin_a + bytes;
+  return common::buffers_overlap(a, b, static_cast<size_t>(elements) * sizeof(T));
 }
 
 // In place, y == x, works in every version: each element of a row is read, once or twice, and

@@ -11,6 +11,7 @@
 
 #include "common/errors.hpp"
 #include "common/gpu_info.hpp"
+#include "common/overlap.hpp"
 
 #include <cstdint>
 #include <limits>
@@ -79,9 +80,7 @@ void validate(const T* x, const T* y, int64_t rows, int64_t cols) {
   CHECK_ARG(reinterpret_cast<uintptr_t>(x) % alignof(T) == 0 &&
                 reinterpret_cast<uintptr_t>(y) % alignof(T) == 0,
             "x and y must be aligned to their element size (" << alignof(T) << " bytes)");
-  const T* x_end = x + rows * cols;
-  const T* y_end = y + rows * cols;
-  CHECK_ARG(x == y || x_end <= y || y_end <= x,
+  CHECK_ARG(x == y || !common::buffers_overlap(x, y, static_cast<size_t>(rows * cols) * sizeof(T)),
             "x and y overlap without being equal: in place (y == x) is supported, partial "
             "overlap is not (a row would be overwritten before it is read)");
 }

@@ -19,6 +19,7 @@
 #include "common/block_reduce.cuh"
 #include "common/errors.hpp"
 #include "common/gpu_info.hpp"
+#include "common/overlap.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -391,11 +392,6 @@ void launch_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
   CUDA_CHECK_LAUNCH();
 }
 
-bool same_or_disjoint(const void* a, const void* b, int64_t bytes) {
-  const auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
-  return pa == pb || pa + bytes <= pb || pb + bytes <= pa;
-}
-
 }  // namespace
 }  // namespace detail
 
@@ -413,8 +409,9 @@ void softmax_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols
        {static_cast<const void*>(y), static_cast<const void*>(dy), static_cast<const void*>(dx)})
     CHECK_ARG(reinterpret_cast<uintptr_t>(p) % alignof(T) == 0,
               "y, dy and dx must be aligned to their element size (" << alignof(T) << " bytes)");
-  const int64_t bytes = rows * cols * static_cast<int64_t>(sizeof(T));
-  CHECK_ARG(detail::same_or_disjoint(dx, y, bytes) && detail::same_or_disjoint(dx, dy, bytes),
+  const size_t bytes = static_cast<size_t>(rows * cols) * sizeof(T);
+  CHECK_ARG((dx == y || !common::buffers_overlap(dx, y, bytes)) &&
+                (dx == dy || !common::buffers_overlap(dx, dy, bytes)),
             "dx overlaps y or dy without being equal to it: in place (dx == y or dx == dy) is "
             "supported, partial overlap is not");
   detail::launch_backward(y, dy, dx, rows, cols, stream);

@@ -1,0 +1,18 @@
+// Whether two buffers share memory: what the entry points check before they accept an output
+// that may alias an input (in place allowed, partial overlap refused).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace common {
+
+// Whether the `bytes` bytes at a and the `bytes` bytes at b share any byte. Compared as
+// integers: ordering pointers into different allocations is unspecified in C++. The caller
+// bounds `bytes` so that neither end passes the top of the address space.
+inline bool buffers_overlap(const void* a, const void* b, size_t bytes) {
+  const auto begin_a = reinterpret_cast<uintptr_t>(a), begin_b = reinterpret_cast<uintptr_t>(b);
+  return begin_a < begin_b + bytes && begin_b < begin_a + bytes;
+}
+
+}  // namespace common
