@@ -195,6 +195,24 @@ bool fits_preferred_chunk(const T* x, int64_t cols) {
 }
 
 template <typename T>
+bool block_per_row_pays(const T* x, int64_t rows, int64_t cols) {
+  if (!cached_fits(x, cols, 1)) return false;
+  const int64_t sms = common::device_properties().multiProcessorCount;
+  if (cols <= kBlockPerRowElements) return rows < 2 * sms;
+  const bool from_enough_rows =
+      fits_preferred_chunk(x, cols) ? 4 * rows >= sms : 8 * rows >= 3 * sms;
+  return rows <= sms && from_enough_rows;
+}
+
+template <typename T>
+int split_row_blocks_per_sm(const T* x, int64_t rows, int64_t cols) {
+  const int cluster = split_row_cluster(x, rows, cols);
+  const BlockShape shape = block_shape<T>(ceil_div(max_windows_per_row(x, cols), cluster));
+  const int registers = max_registers_for<T>(shape.packs, rows_aligned<T>(cols, x), false);
+  return common::blocks_per_sm(shape.threads, registers);
+}
+
+template <typename T>
 int split_row_cluster(const T* x, int64_t rows, int64_t cols) {
   // As few blocks per row as hold it in chunks of kPreferredChunkWindows (32 KiB: 8192 floats,
   // 16384 bf16) where 16 blocks can, then more until rows x blocks covers the SMs twice. A
@@ -246,11 +264,13 @@ void launch_cached(const T* x, T* y, int64_t rows, int64_t cols, int cluster, Ep
   }
 }
 
-#define INSTANTIATE(T)                                           \
-  template int64_t cached_row_capacity<T>(int);                  \
-  template bool cached_fits<T>(const T*, int64_t, int);          \
-  template bool fits_preferred_chunk<T>(const T*, int64_t);      \
-  template int split_row_cluster<T>(const T*, int64_t, int64_t); \
+#define INSTANTIATE(T)                                                 \
+  template int64_t cached_row_capacity<T>(int);                        \
+  template bool cached_fits<T>(const T*, int64_t, int);                \
+  template bool fits_preferred_chunk<T>(const T*, int64_t);            \
+  template bool block_per_row_pays<T>(const T*, int64_t, int64_t);     \
+  template int split_row_cluster<T>(const T*, int64_t, int64_t);       \
+  template int split_row_blocks_per_sm<T>(const T*, int64_t, int64_t); \
   template void launch_cached<T>(const T*, T*, int64_t, int64_t, int, Epilogue, cudaStream_t);
 INSTANTIATE(float)
 INSTANTIATE(__half)

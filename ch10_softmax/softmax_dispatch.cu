@@ -49,18 +49,21 @@ using detail::Epilogue;
 // whether a row just fits one block.
 template <typename T>
 Version choose_version(const T* x, int64_t rows, int64_t cols) {
-  // TODO 7 (about 7 lines; checked by [ch10_softmax][final]):
+  // TODO 7 (about 9 lines; checked by [ch10_softmax][final]):
   //   Pick by the shape, the fastest kernel that fits (the README's table says why):
   //   - rows of at most 2 KiB (cols * sizeof(T) <= 2048): Version::WarpPerRow;
+  //   - else, with at most one row per SM where a block per row was measured faster than a
+  //     cluster per row (detail::block_per_row_pays(x, rows, cols)): Version::BlockCached;
   //   - else, where version 5b was measured fastest (detail::prefers_reread(x, rows, cols):
-  //     rows of 8 KiB and more, many of them, whose rows in flight fit in L2):
-  //     Version::BlockReread;
+  //     rows of 8 KiB and more, many of them, whose rows in flight fit in L2, and the few-row
+  //     shapes of detail::reread_few_rows_pays): Version::BlockReread;
   //   - else, with many rows (rows >= 2 * common::device_properties().multiProcessorCount)
   //     and a row that fits one block of the preferred size (detail::fits_preferred_chunk(x,
   //     cols)): Version::BlockCached;
   //   - else, when detail::clusters_supported() and the row fits a cluster
   //     (detail::cached_fits(x, cols, detail::kMaxCluster)): Version::SplitRow;
-  //   - else Version::BlockCached if it fits one block, else Version::TwoLevelMerge (any length).
+  //   - else Version::BlockCached if it fits one block; else Version::BlockReread for rows of
+  //     up to detail::kRereadRowCapacity elements, Version::TwoLevelMerge beyond (any length).
   // BEGIN TODO 7
   (void)x;
   (void)rows;

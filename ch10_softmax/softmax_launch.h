@@ -49,6 +49,10 @@ bool rereads_from_cache(const T* x, int64_t rows, int64_t cols);
 // length, row count and rows in flight (the backward's rule starts from it).
 template <typename T>
 bool reread_shape_pays(const T* x, int64_t rows, int64_t cols);
+// Whether version 5b beat versions 5 and 6 with fewer rows than reread_shape_pays asks for, or
+// rows too long for a cluster's registers (the forward's rule only).
+template <typename T>
+bool reread_few_rows_pays(const T* x, int64_t rows, int64_t cols);
 // Whether the dispatcher should run version 5b for this shape (the measured rule): where it pays,
 // except where version 5 fills its blocks better.
 template <typename T>
@@ -73,6 +77,17 @@ constexpr int64_t kPreferredChunkWindows = 2048;
 // Whether the row fits one block of at most kPreferredChunkWindows windows.
 template <typename T>
 bool fits_preferred_chunk(const T* x, int64_t cols);
+// Whether a block per row (version 5) beat the other versions with fewer than two rows per SM
+// (H200, 2026-11-26, 1 to 200 rows): rows of up to kBlockPerRowElements at every count measured
+// (fp32 64x8192: 5.5 us against 6.6 for version 6; 170 rows 7.1 against 7.3 for version 5b);
+// longer rows that one block holds with at most one row per SM, from a quarter of the SMs'
+// worth of rows on for rows of one preferred chunk (bf16 48x16384: 5.9 against 6.4) and from
+// 3/8 for longer ones (bf16 64x32768: 7.8 against 8.3). Fewer, longer rows gain from being
+// spread over more SMs (bf16 32x32768: 6.7 against 7.5), and so do rows of 16384 elements, whose
+// exponentials one SM computes alone (bf16 8x16384: 5.3 against 5.7).
+constexpr int64_t kBlockPerRowElements = 8192;
+template <typename T>
+bool block_per_row_pays(const T* x, int64_t rows, int64_t cols);
 // Cluster sizes up to 8 are portable; 16 needs cudaFuncAttributeNonPortableClusterSizeAllowed,
 // which sm_90 grants.
 constexpr int kMaxPortableCluster = 8;
@@ -82,6 +97,10 @@ bool clusters_supported();  // sm_90 or newer
 // enough rows times blocks to give every SM work.
 template <typename T>
 int split_row_cluster(const T* x, int64_t rows, int64_t cols);
+// How many of version 6's blocks share an SM for this shape (the block that split_row_cluster's
+// chunk needs, at its register cap).
+template <typename T>
+int split_row_blocks_per_sm(const T* x, int64_t rows, int64_t cols);
 template <typename T>
 void launch_cached(const T* x, T* y, int64_t rows, int64_t cols, int cluster, Epilogue epilogue,
                    cudaStream_t stream);

@@ -167,9 +167,49 @@ bool reread_shape_pays(const T* x, int64_t rows, int64_t cols) {
          rereads_from_cache(x, rows, cols);
 }
 
+// Where version 5b beat versions 5 and 6 with few rows (H200, 2026-11-26, 1 to 232 rows):
+// - a row beyond the registers of a cluster of 16 blocks, at any count: version 5b is the one
+//   kernel left that reads HBM once (version 3 reads twice: fp32 8x524288 1317 us against 71);
+// - rows whose chunks give version 6 blocks of 768 or 1024 threads, one per SM (rows beyond
+//   768 KiB in fp32, 512 KiB in 16-bit), from a third of the SMs' worth of rows on: a cluster
+//   then takes 16 SMs of one GPC for a single row (fp32 48x262144: 40.8 us against 47.3, 132
+//   rows 95.0 against 122.7; bf16 64x393216: 42.7 against 54.6);
+// - rows too long for one block of version 5, up to 256 KiB (fp32) or 512 KiB (16-bit), from 3/4
+//   (fp32) or half (16-bit) of the SMs' worth of rows to one row per SM: every row runs at once
+//   on an SM of its own, where version 6 runs rows x 16 blocks in waves of clusters (bf16
+//   100x131072: 18.5 us against 21.6; 80x131072: 17.0 against 18.1; 132x196608: 34.7 against
+//   38.3; fp32 132x65536: 20.3 against 21.6). fp32 rows of 512 KiB lost at every count
+//   (132x131072: 45.1 against 40.7).
+template <typename T>
+bool reread_few_rows_pays(const T* x, int64_t rows, int64_t cols) {
+  if (!cached_fits(x, cols, kMaxCluster)) return cols <= kRereadRowCapacity;
+  const int64_t sms = common::device_properties().multiProcessorCount;
+  if (split_row_blocks_per_sm(x, rows, cols) == 1) return 3 * rows >= sms;
+  const int64_t row_bytes = cols * static_cast<int64_t>(sizeof(T));
+  const int64_t max_row_bytes = (sizeof(T) == 4 ? 256 : 512) * 1024;
+  if (rows > sms || cached_fits(x, cols, 1) || row_bytes > max_row_bytes) return false;
+  return sizeof(T) == 4 ? 4 * rows >= 3 * sms : 2 * rows >= sms;
+}
+
+// Whether version 5b's blocks, as many per SM as its registers allow, take the rows in a full
+// wave and a second one less than half full: that second wave leaves most SMs idle, where
+// version 6's smaller blocks spread evenly. Rows of 128 KiB in fp32 and of 256 KiB in 16-bit,
+// whose blocks of 1024 threads are one per SM (H200: fp32 170x32768 18.5 us against 16.3 for
+// version 6, bf16 170x131072 33.2 against 31.3; with a fuller second wave version 5b won or
+// came close: bf16 200x131072 34.2 against 35.7, fp32 200x32768 19.3 against 17.9).
+template <typename T>
+bool reread_second_wave_mostly_idle(const T* x, int64_t rows, int64_t cols) {
+  const RereadShape shape = reread_shape(x, cols);
+  const int64_t resident = common::device_properties().multiProcessorCount *
+                           common::blocks_per_sm(shape.threads, reread_registers<T>(shape.packs));
+  return rows > resident && 2 * rows < 3 * resident;
+}
+
 template <typename T>
 bool prefers_reread(const T* x, int64_t rows, int64_t cols) {
-  return reread_shape_pays(x, rows, cols) && !block_cached_fills_better(x, rows, cols);
+  return reread_few_rows_pays(x, rows, cols) ||
+         (reread_shape_pays(x, rows, cols) && !block_cached_fills_better(x, rows, cols) &&
+          !reread_second_wave_mostly_idle(x, rows, cols));
 }
 
 template <typename T>
@@ -198,6 +238,7 @@ void launch_reread(const T* x, T* y, int64_t rows, int64_t cols, Epilogue epilog
   template bool rereads_from_cache<T>(const T*, int64_t, int64_t);                       \
   template bool prefers_reread<T>(const T*, int64_t, int64_t);                           \
   template bool reread_shape_pays<T>(const T*, int64_t, int64_t);                        \
+  template bool reread_few_rows_pays<T>(const T*, int64_t, int64_t);                     \
   template void launch_reread<T>(const T*, T*, int64_t, int64_t, Epilogue, cudaStream_t, \
                                  RereadShape);
 INSTANTIATE(float)

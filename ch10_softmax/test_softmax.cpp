@@ -232,6 +232,35 @@ TEST_CASE("version 7: the dispatcher", "[ch10_softmax][final]") {
                                          rows, cols, placement));
     }
   }
+  // Fewer than two rows per SM: a block per row for rows of 8192 elements, and for longer rows
+  // that one block holds from 3/8 of the SMs on; version 5b for rows longer than a block holds
+  // from half of the SMs on (16-bit), for rows too long for a cluster's registers, and not where
+  // its blocks would leave a second wave mostly idle.
+  const int64_t sms = common::device_properties().multiProcessorCount;
+  const common::DeviceBuffer<float> aligned_f(8);
+  CHECK(softmax::detail::block_per_row_pays(aligned_f.data(), 8, 8192));
+  CHECK_FALSE(softmax::detail::block_per_row_pays(aligned_f.data(), 8, 16384));
+  CHECK(softmax::detail::block_per_row_pays(aligned_f.data(), sms, 16384));
+  CHECK_FALSE(softmax::detail::block_per_row_pays(aligned_f.data(), 2 * sms, 8192));
+  CHECK(softmax::detail::reread_few_rows_pays(aligned.data(), sms, 65536));
+  CHECK_FALSE(softmax::detail::reread_few_rows_pays(aligned.data(), sms / 4, 65536));
+  CHECK_FALSE(softmax::detail::reread_few_rows_pays(aligned.data(), sms + 1, 65536));
+  CHECK(softmax::detail::reread_few_rows_pays(aligned_f.data(), 1, 300000));
+  CHECK_FALSE(softmax::detail::prefers_reread(aligned_f.data(), sms + sms / 4, 32768));
+  CHECK(softmax::detail::prefers_reread(aligned_f.data(), 2 * sms, 32768));
+  struct FewRows {
+    int64_t rows, cols;
+  };
+  for (const FewRows shape : {FewRows{sms, 8192}, FewRows{3, 300000}}) {
+    INFO("fill TODO 7 (and TODOs 5, 5b): fp32 rows = " << shape.rows << ", cols = " << shape.cols);
+    REQUIRE_CHECK(check::check_forward(
+        forward<float>(Version::Final, check::Op::Softmax), check::Op::Softmax,
+        check::logits<float>(shape.rows, shape.cols, 7), shape.rows, shape.cols, {1, 1}));
+  }
+  INFO("fill TODO 7 (and TODO 5b): bf16 rows = " << sms << ", cols = 65536");
+  REQUIRE_CHECK(check::check_forward(forward<bf16>(Version::Final, check::Op::Softmax),
+                                     check::Op::Softmax, check::logits<bf16>(sms, 65536, 8), sms,
+                                     65536, placement_for(0)));
 }
 
 TEST_CASE("version 8: half and bf16 input and output", "[ch10_softmax][reduced_precision]") {
