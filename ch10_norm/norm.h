@@ -80,7 +80,8 @@ enum class NormOp { LayerNorm, RmsNorm, AddRmsNorm };
 // Where the Pipelined versions beat the Registers versions (measured on an H200, see the
 // chapter README): many rows, 2-byte elements (fp16, bf16; fp32 rows keep twice the bytes in
 // flight per element, and there Registers is as fast or faster), rows of at least
-// min_pipelined_row_bytes(op), and pipelined_available.
+// min_pipelined_row_bytes(op), and pipelined_available; with fewer rows, 16-bit LayerNorm with
+// more rows than SMs, over 8 KiB, or of 8 KiB with more than two rows per SM.
 template <typename T>
 bool pipelined_pays(NormOp op, int64_t rows, int64_t n);
 
@@ -99,8 +100,9 @@ constexpr int64_t kMaxRereadN = int64_t{1} << 30;
 // too long for the Registers versions, at any count; otherwise where the rows in flight fit in
 // L2 (so that the second read finds them there; the fused add counts two per block): with many
 // rows, the row lengths where they measured faster (reread_measured_faster in reread_config.h);
-// with fewer, rows beyond 32 KiB (40 for fp32 LayerNorm), and rows of 16 KiB or more (32 for
-// fp32 RMSNorm) once there are more rows than SMs.
+// with fewer, rows beyond 32 KiB (40 for fp32 LayerNorm), rows of 16 KiB or more (32 for fp32
+// RMSNorm) once there are more rows than SMs, and 16-bit rows of 10 KiB or more once there are
+// more than two rows per SM.
 template <typename T>
 bool reread_pays(NormOp op, int64_t rows, int64_t n);
 

@@ -380,9 +380,13 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
   using normalization::NormOp;
   const int64_t many = normalization::kManyRows;
   for (int64_t n : kRowLengths) {
-    // The ring's rule, written out: many rows, 2-byte elements, rows long enough for the op.
+    // The ring's rule, written out: many rows, 2-byte elements, rows long enough for the op;
+    // with fewer rows, LayerNorm with more rows than SMs over 8 KiB, or more than two per SM.
+    const int64_t sms = common::device_properties().multiProcessorCount;
     auto expected_ring = [&](NormOp op, int64_t rows, int64_t min_bytes) {
-      return rows >= many && n * 2 >= min_bytes &&
+      const bool few_rows_ring = op == NormOp::LayerNorm && rows < many && rows > sms &&
+                                 n * 2 >= min_bytes && (n * 2 > min_bytes || rows > 2 * sms);
+      return ((rows >= many && n * 2 >= min_bytes) || few_rows_ring) &&
              normalization::pipelined_available<__nv_bfloat16>(n, op == NormOp::AddRmsNorm);
     };
     const bool fits = n <= normalization::max_registers_n<__nv_bfloat16>();
@@ -396,12 +400,12 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
       const bool reread_rms = normalization::reread_pays<__nv_bfloat16>(NormOp::RmsNorm, rows, n);
       const bool reread_add =
           normalization::reread_pays<__nv_bfloat16>(NormOp::AddRmsNorm, rows, n);
-      // Fewer rows: read twice when the row is long (beyond 32 KiB) or, with more rows than SMs,
-      // of 16 KiB or more; a row of at most one per SM keeps the Registers versions' latency
-      // layout.
+      // Fewer rows: read twice when the row is long (beyond 32 KiB), with more rows than SMs when
+      // it has 16 KiB or more, with more than two rows per SM when it has 10 KiB or more; a row
+      // of at most one per SM keeps the Registers versions' latency layout.
       if (rows < many && fits) {
-        const int64_t sms = common::device_properties().multiProcessorCount;
-        const bool expected = n * 2 > 32 * 1024 || (rows > sms && n * 2 >= 16 * 1024);
+        const bool expected = n * 2 > 32 * 1024 || (rows > sms && n * 2 >= 16 * 1024) ||
+                              (rows > 2 * sms && n * 2 >= 10 * 1024);
         CHECK(reread_ln == expected);
         CHECK(reread_rms == expected);
         CHECK(reread_add == expected);
@@ -470,6 +474,27 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
             RmsNormVersion::Registers);
       CHECK(normalization::choose_rmsnorm_version<float>(2 * sms, 8192, false) ==
             RmsNormVersion::Reread);
+      // 16-bit rows of 10 KiB: read twice from the third row per SM on, by every operation;
+      // before, LayerNorm's ring. Rows of 8 KiB take the ring from the third row per SM on.
+      const LayerNormVersion ring =
+          normalization::pipelined_available<__nv_bfloat16>(4096, false) &&
+                  normalization::pipelined_available<__nv_bfloat16>(5120, false)
+              ? LayerNormVersion::Pipelined
+              : LayerNormVersion::Registers;
+      CHECK(normalization::choose_layernorm_version<__nv_bfloat16>(sms, 5120) ==
+            LayerNormVersion::Registers);
+      CHECK(normalization::choose_layernorm_version<__nv_bfloat16>(2 * sms, 5120) == ring);
+      CHECK(normalization::choose_layernorm_version<__nv_bfloat16>(2 * sms + 1, 5120) ==
+            LayerNormVersion::Reread);
+      CHECK(normalization::choose_layernorm_version<__nv_bfloat16>(2 * sms, 4096) ==
+            LayerNormVersion::Registers);
+      CHECK(normalization::choose_layernorm_version<__nv_bfloat16>(2 * sms + 1, 4096) == ring);
+      CHECK(normalization::choose_rmsnorm_version<__nv_bfloat16>(2 * sms + 1, 5120, false) ==
+            RmsNormVersion::Reread);
+      CHECK(normalization::choose_rmsnorm_version<__nv_bfloat16>(2 * sms + 1, 5120, true) ==
+            RmsNormVersion::Reread);
+      CHECK(normalization::choose_rmsnorm_version<__nv_bfloat16>(2 * sms + 1, 4096, true) ==
+            RmsNormVersion::Registers);
     }
   }
   check_layernorm_version<float>(LayerNormVersion::Dispatch, kAnyN);
