@@ -20,11 +20,12 @@ bool pipelined_pays(NormOp op, int64_t rows, int64_t n) {
   if (sizeof(T) != 2 || !pipelined_available<T>(n, op == NormOp::AddRmsNorm)) return false;
   const int64_t row_bytes = n * int64_t{sizeof(T)};
   if (rows >= kManyRows) return row_bytes >= min_pipelined_row_bytes(op);
-  // Fewer rows, more than SMs: the Registers versions' latency layout (a block per row, two per
-  // SM) takes them in a wave and a part. The ring, one block per SM looping over rows, won for
-  // 16-bit LayerNorm over 8 KiB (H200, 192 to 264 rows of 5120 to 7168 bf16: 6.3-7.2 us against
-  // 7.1-8.0), and at 8 KiB from the third row per SM on (265 rows of 4096: 6.4 against 7.0; 264
-  // rows: 6.2 against 5.8). Where Reread pays as well it runs first.
+  // Fewer rows, more than SMs: the ring, whose blocks stay resident and loop over rows, beat the
+  // Registers versions' latency layout (a block per row, up to two per SM, a second wave from
+  // the third row per SM on) for 16-bit LayerNorm over 8 KiB (H200, 133 to 264 rows of 5120 to
+  // 7168 bf16: 6.0-7.1 us against 6.9-8.0), and at 8 KiB from the third row per SM on (265 rows
+  // of 4096: 6.3 against 6.9; at 264 rows Registers won, 5.6 against 6.2). RMSNorm and the fused
+  // add did not gain. Where Reread pays as well it runs first.
   const int64_t sms = common::device_properties().multiProcessorCount;
   return op == NormOp::LayerNorm && rows > sms && row_bytes >= min_pipelined_row_bytes(op) &&
          (row_bytes > min_pipelined_row_bytes(op) || rows > 2 * sms);
@@ -47,9 +48,10 @@ bool reread_pays(NormOp op, int64_t rows, int64_t n) {
   // 24576 bf16: LayerNorm 15.7 us against 9.5); with more rows than SMs, rows of 16 KiB and more
   // lose too (256 rows of 12288 bf16: 9.3 against 8.4; 400 of 4096 fp32: 11.3 against 7.8),
   // except fp32 RMSNorm's shorter than 32 KiB (256 rows of 4096 and of 6144: 5.9 and 6.6 us
-  // against 6.6 and 7.4). With more than two rows per SM, 16-bit rows of 10 KiB and more lose
-  // as well, every operation (320 to 511 rows of 5120 bf16: LayerNorm 9.0-10.9 us against
-  // 6.9-7.7). The figures are in the README's table of fewer rows.
+  // against 6.6 and 7.4). With more than two rows per SM the Registers versions need a second
+  // wave and lose 16-bit rows of 10 KiB and more as well, every operation (320 to 511 rows of
+  // 5120 bf16: LayerNorm 8.9-11.0 us against 6.9-7.9). The figures are in the README's tables
+  // of fewer rows.
   const int64_t sms = common::device_properties().multiProcessorCount;
   const int64_t min_row_bytes = (sizeof(T) == 4 && op == NormOp::RmsNorm ? 32 : 16) * 1024;
   return detail::reread_long_row(op, sizeof(T), row_bytes) ||

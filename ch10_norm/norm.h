@@ -80,8 +80,8 @@ enum class NormOp { LayerNorm, RmsNorm, AddRmsNorm };
 // Where the Pipelined versions beat the Registers versions (measured on an H200, see the
 // chapter README): many rows, 2-byte elements (fp16, bf16; fp32 rows keep twice the bytes in
 // flight per element, and there Registers is as fast or faster), rows of at least
-// min_pipelined_row_bytes(op), and pipelined_available; with fewer rows, 16-bit LayerNorm with
-// more rows than SMs, over 8 KiB, or of 8 KiB with more than two rows per SM.
+// min_pipelined_row_bytes(op), and pipelined_available; with fewer rows, 16-bit LayerNorm once
+// there are more rows than SMs: rows over 8 KiB, and rows of 8 KiB from the third row per SM on.
 template <typename T>
 bool pipelined_pays(NormOp op, int64_t rows, int64_t n);
 

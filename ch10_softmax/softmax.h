@@ -58,7 +58,8 @@ template <typename T>
 void log_softmax(Version v, const T* x, T* y, int64_t rows, int64_t cols,
                  cudaStream_t stream = nullptr);
 
-// The final version (the dispatcher): what a caller uses.
+// The final version (the dispatcher): what a caller uses. It runs version 4, 5, 5b or 6, and
+// version 3 only for rows of more than 2^30 elements, which no other version takes.
 template <typename T>
 void softmax(const T* x, T* y, int64_t rows, int64_t cols, cudaStream_t stream = nullptr) {
   softmax(Version::Final, x, y, rows, cols, stream);

@@ -208,6 +208,8 @@ template <typename T>
 int split_row_blocks_per_sm(const T* x, int64_t rows, int64_t cols) {
   const int cluster = split_row_cluster(x, rows, cols);
   const BlockShape shape = block_shape<T>(ceil_div(max_windows_per_row(x, cols), cluster));
+  // The softmax instance's cap: log_softmax's aligned 16-bit one takes 56, not 48, and fits
+  // fewer blocks; the rule that asks was measured on softmax.
   const int registers = max_registers_for<T>(shape.packs, rows_aligned<T>(cols, x), false);
   return common::blocks_per_sm(shape.threads, registers);
 }

@@ -49,12 +49,14 @@ bool rereads_from_cache(const T* x, int64_t rows, int64_t cols);
 // length, row count and rows in flight (the backward's rule starts from it).
 template <typename T>
 bool reread_shape_pays(const T* x, int64_t rows, int64_t cols);
-// Whether version 5b beat versions 5 and 6 with fewer rows than reread_shape_pays asks for, or
-// rows too long for a cluster's registers (the forward's rule only).
+// Whether version 5b beat versions 5 and 6 with fewer rows than reread_shape_pays asks for, where
+// version 6's blocks would be one per SM, or for rows too long for a cluster's registers (the
+// forward's rule only).
 template <typename T>
 bool reread_few_rows_pays(const T* x, int64_t rows, int64_t cols);
-// Whether the dispatcher should run version 5b for this shape (the measured rule): where it pays,
-// except where version 5 fills its blocks better.
+// Whether the dispatcher should run version 5b for this shape (the measured rule): the few-row
+// shapes above, and where reread_shape_pays except where version 5 fills its blocks better or
+// 5b's second wave of rows would be mostly idle.
 template <typename T>
 bool prefers_reread(const T* x, int64_t rows, int64_t cols);
 template <typename T>
@@ -78,7 +80,7 @@ constexpr int64_t kPreferredChunkWindows = 2048;
 template <typename T>
 bool fits_preferred_chunk(const T* x, int64_t cols);
 // Whether a block per row (version 5) beat the other versions with fewer than two rows per SM
-// (H200, 2026-11-26, 1 to 200 rows): rows of up to kBlockPerRowElements at every count measured
+// (H200, 2026-11-26, 1 to 256 rows): rows of up to kBlockPerRowElements at every count measured
 // (fp32 64x8192: 5.5 us against 6.6 for version 6; 170 rows 7.1 against 7.3 for version 5b);
 // longer rows that one block holds with at most one row per SM, from a quarter of the SMs'
 // worth of rows on for rows of one preferred chunk (bf16 48x16384: 5.9 against 6.4) and from

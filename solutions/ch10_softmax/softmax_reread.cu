@@ -8,8 +8,8 @@
 // reduction, and registers decide how many rows an SM works on at once. Here a window lives in a
 // register only while its batch is summed, so a block needs few registers and an SM takes more
 // rows; the cache holds what the registers no longer do. The rows in flight must fit in the
-// cache, which the dispatcher checks (prefers_reread). Any row of up to
-// kRereadRowCapacity elements, any alignment.
+// cache, which the dispatcher checks (prefers_reread), except for rows whose other versions do
+// worse even so. Any row of up to kRereadRowCapacity elements, any alignment.
 // Test it:  ./ch10_softmax/ch10_softmax_student_tests "[block_reread]"
 #include "softmax_launch.h"
 #include "softmax_precision.cuh"  // first: see softmax_rows.cuh
@@ -201,16 +201,19 @@ bool reread_shape_pays(const T* x, int64_t rows, int64_t cols) {
          rereads_from_cache(x, rows, cols);
 }
 
-// Where version 5b beat versions 5 and 6 with few rows (H200, 2026-11-26, 1 to 232 rows):
-// - a row beyond the registers of a cluster of 16 blocks, at any count: version 5b is the one
-//   kernel left that reads HBM once (version 3 reads twice: fp32 8x524288 1317 us against 71);
-// - rows whose chunks give version 6 blocks of 768 or 1024 threads, one per SM (rows beyond
-//   768 KiB in fp32, 512 KiB in 16-bit), from a third of the SMs' worth of rows on: a cluster
-//   then takes 16 SMs of one GPC for a single row (fp32 48x262144: 40.8 us against 47.3, 132
-//   rows 95.0 against 122.7; bf16 64x393216: 42.7 against 54.6);
+// Where version 5b beat versions 5, 6 and 3 with few rows (H200, 2026-11-26, 1 to 256 rows):
+// - a row beyond the registers of a cluster of 16 blocks, at any count: the other version left
+//   is 3, one element at a time and two reads of HBM (fp32 8x524288: 1317 us against 71 for 5b,
+//   which reads HBM once while the rows in flight fit in L2, twice beyond);
+// - rows whose chunks give version 6 blocks so large that one fills an SM's registers (blocks
+//   of over about 820 threads in fp32, 680 in 16-bit: rows beyond about 832 KiB and 672 KiB),
+//   from a third of the SMs' worth of rows on: a cluster then takes 16 SMs of one GPC for a
+//   single row (fp32 48x262144: 40.8 us against 47.3, 132 rows 95.0 against 122.7, 256 rows
+//   186.4 against 232.8; bf16 64x393216: 42.7 against 54.6). More rows give version 6 no more
+//   room, so the rule has no upper bound;
 // - rows too long for one block of version 5, up to 256 KiB (fp32) or 512 KiB (16-bit), from 3/4
 //   (fp32) or half (16-bit) of the SMs' worth of rows to one row per SM: every row runs at once
-//   on an SM of its own, where version 6 runs rows x 16 blocks in waves of clusters (bf16
+//   on an SM of its own, where version 6 runs clusters of 8 or 16 blocks per row in waves (bf16
 //   100x131072: 18.5 us against 21.6; 80x131072: 17.0 against 18.1; 132x196608: 34.7 against
 //   38.3; fp32 132x65536: 20.3 against 21.6). fp32 rows of 512 KiB lost at every count
 //   (132x131072: 45.1 against 40.7).
@@ -225,18 +228,20 @@ bool reread_few_rows_pays(const T* x, int64_t rows, int64_t cols) {
   return sizeof(T) == 4 ? 4 * rows >= 3 * sms : 2 * rows >= sms;
 }
 
-// Whether version 5b's blocks, as many per SM as its registers allow, take the rows in a full
-// wave and a second one less than half full: that second wave leaves most SMs idle, where
-// version 6's smaller blocks spread evenly. Rows of 128 KiB in fp32 and of 256 KiB in 16-bit,
-// whose blocks of 1024 threads are one per SM (H200: fp32 170x32768 18.5 us against 16.3 for
-// version 6, bf16 170x131072 33.2 against 31.3; with a fuller second wave version 5b won or
-// came close: bf16 200x131072 34.2 against 35.7, fp32 200x32768 19.3 against 17.9).
+// Whether, with fewer than two rows per SM, version 5b's blocks take the rows in a full wave
+// and a second one less than half full: that second wave leaves most SMs idle, where version
+// 6's smaller blocks spread evenly. With fewer than two rows per SM this happens only where 5b
+// fits one block per SM: fp32 rows of 128 KiB and 16-bit rows of 256 KiB, whose blocks have
+// 1024 threads (H200: fp32 170x32768 18.5 us against 16.3 for version 6, bf16 170x131072 33.2
+// against 31.3; with a fuller second wave 5b won or came close: bf16 200x131072 34.2 against
+// 35.7, fp32 200x32768 19.3 against 17.9).
 template <typename T>
 bool reread_second_wave_mostly_idle(const T* x, int64_t rows, int64_t cols) {
+  const int64_t sms = common::device_properties().multiProcessorCount;
   const RereadShape shape = reread_shape(x, cols);
-  const int64_t resident = common::device_properties().multiProcessorCount *
-                           common::blocks_per_sm(shape.threads, reread_registers<T>(shape.packs));
-  return rows > resident && 2 * rows < 3 * resident;
+  const int64_t resident =
+      sms * common::blocks_per_sm(shape.threads, reread_registers<T>(shape.packs));
+  return rows < 2 * sms && rows > resident && 2 * rows < 3 * resident;
 }
 
 template <typename T>
