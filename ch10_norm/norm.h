@@ -81,7 +81,9 @@ enum class NormOp { LayerNorm, RmsNorm, AddRmsNorm };
 // chapter README): many rows, 2-byte elements (fp16, bf16; fp32 rows keep twice the bytes in
 // flight per element, and there Registers is as fast or faster), rows of at least
 // min_pipelined_row_bytes(op), and pipelined_available; with fewer rows, 16-bit LayerNorm once
-// there are more rows than SMs: rows over 8 KiB, and rows of 8 KiB from the third row per SM on.
+// there are more rows than SMs: rows over 8 KiB, and rows of 8 KiB from the third row per SM on;
+// and fp32 LayerNorm (20 to 32 KiB) and RMSNorm (28 to 32 KiB) from the third row per SM on,
+// where the Reread versions run out of resident blocks (reread_pays then refuses them).
 template <typename T>
 bool pipelined_pays(NormOp op, int64_t rows, int64_t n);
 
@@ -100,9 +102,10 @@ constexpr int64_t kMaxRereadN = int64_t{1} << 30;
 // too long for the Registers versions, at any count; otherwise where the rows in flight fit in
 // L2 (so that the second read finds them there; the fused add counts two per block): with many
 // rows, the row lengths where they measured faster (reread_measured_faster in reread_config.h);
-// with fewer, rows beyond 32 KiB (40 for fp32 LayerNorm), rows of 16 KiB or more (32 for fp32
-// RMSNorm) once there are more rows than SMs, and 16-bit rows of 10 KiB or more once there are
-// more than two rows per SM.
+// with fewer, rows beyond 32 KiB (40 for fp32 LayerNorm), rows of 16 KiB or more (28 for fp32
+// RMSNorm) once there are more rows than SMs, and 16-bit rows of 10 KiB or more, and fp32
+// RMSNorm's of 16 KiB, once there are more than two rows per SM; but no fp32 LayerNorm or
+// RMSNorm row of up to 32 KiB where the rows outnumber the Reread kernel's resident blocks.
 template <typename T>
 bool reread_pays(NormOp op, int64_t rows, int64_t n);
 

@@ -83,6 +83,15 @@ RereadConfig reread_config(NormOp op, int64_t n) {
   return config;
 }
 
+// How many rows op's Reread kernel works on at once: a block per row, as many blocks as the
+// register file holds on every SM. Rows beyond it wait for a second wave.
+template <typename T>
+int64_t reread_resident_rows(NormOp op, int64_t n) {
+  const RereadConfig config = reread_config<T>(op, n);
+  return int64_t{common::blocks_per_sm(config.threads, reread_registers<T>(op, config.packs))} *
+         common::device_properties().multiProcessorCount;
+}
+
 // Whether the rows the GPU works on at once fit in L2, so that the second pass reads from cache.
 // The fused add counts two per row of the matrix, as when it read x and the residual twice; it
 // now reads r, written by its first pass, and x and the residual only pass through.

@@ -17,8 +17,22 @@ bool pipelined_available(int64_t n, bool fused) {
 
 template <typename T>
 bool pipelined_pays(NormOp op, int64_t rows, int64_t n) {
-  if (sizeof(T) != 2 || !pipelined_available<T>(n, op == NormOp::AddRmsNorm)) return false;
+  if (!pipelined_available<T>(n, op == NormOp::AddRmsNorm)) return false;
   const int64_t row_bytes = n * int64_t{sizeof(T)};
+  const int64_t sms = common::device_properties().multiProcessorCount;
+  if (sizeof(T) == 4) {
+    // fp32 rows keep 64 bytes per thread in flight without the ring, except with more than two
+    // rows per SM but fewer than kManyRows, where a block per row (Registers) needs a second
+    // wave, and so does Reread once the rows outnumber its resident blocks (reread_pays): the
+    // ring's blocks stay resident and loop over the rows. H200, 265 to 511 rows: LayerNorm at 20
+    // to 32 KiB (320x5120: 8.2 us against 9.9 for Reread, 320x8192: 10.7 against 11.6), RMSNorm
+    // at 28 and 32 KiB (400x7168: 10.1 against 10.7 for Reread and 11.8 for Registers); RMSNorm
+    // at 20 and 24 KiB tied with Registers, and the fused add's Reread kernel won.
+    constexpr int64_t KiB = 1024;
+    const int64_t min_bytes = (op == NormOp::LayerNorm ? 20 : 28) * KiB;
+    return op != NormOp::AddRmsNorm && rows < kManyRows && rows > 2 * sms &&
+           row_bytes >= min_bytes && row_bytes <= 32 * KiB;
+  }
   if (rows >= kManyRows) return row_bytes >= min_pipelined_row_bytes(op);
   // Fewer rows, more than SMs: the ring, whose blocks stay resident and loop over rows, beat the
   // Registers versions' latency layout (a block per row, up to two per SM, a second wave from
@@ -26,7 +40,6 @@ bool pipelined_pays(NormOp op, int64_t rows, int64_t n) {
   // 7168 bf16: 6.0-7.1 us against 6.9-8.0), and at 8 KiB from the third row per SM on (265 rows
   // of 4096: 6.3 against 6.9; at 264 rows Registers won, 5.6 against 6.2). RMSNorm and the fused
   // add did not gain. Where Reread pays as well it runs first.
-  const int64_t sms = common::device_properties().multiProcessorCount;
   return op == NormOp::LayerNorm && rows > sms && row_bytes >= min_pipelined_row_bytes(op) &&
          (row_bytes > min_pipelined_row_bytes(op) || rows > 2 * sms);
 }
@@ -47,16 +60,26 @@ bool reread_pays(NormOp op, int64_t rows, int64_t n) {
   // for Reread). Long rows need 8 packs a thread there too, and lose at any count (32 rows of
   // 24576 bf16: LayerNorm 15.7 us against 9.5); with more rows than SMs, rows of 16 KiB and more
   // lose too (256 rows of 12288 bf16: 9.3 against 8.4; 400 of 4096 fp32: 11.3 against 7.8),
-  // except fp32 RMSNorm's shorter than 32 KiB (256 rows of 4096 and of 6144: 5.9 and 6.6 us
-  // against 6.6 and 7.4). With more than two rows per SM the Registers versions need a second
-  // wave and lose 16-bit rows of 10 KiB and more as well, every operation (320 to 511 rows of
-  // 5120 bf16: LayerNorm 8.9-11.0 us against 6.9-7.9). The figures are in the README's tables
-  // of fewer rows.
+  // except fp32 RMSNorm's shorter than 28 KiB up to two rows per SM (256 rows of 4096 and of
+  // 6144: 5.9 and 6.6 us against 6.6 and 7.4; at 28 KiB Reread won, 200x7168: 7.4 against 7.9).
+  // With more than two rows per SM the Registers versions need a second wave and lose 16-bit
+  // rows of 10 KiB and more as well, every operation (320 to 511 rows of 5120 bf16: LayerNorm
+  // 8.9-11.0 us against 6.9-7.9), and fp32 RMSNorm's of 16 KiB (320 rows of 4096: 7.0 against
+  // 7.4). Reread has its own second wave where the rows outnumber its resident blocks
+  // (reread_resident_rows: 264 on an H200 for fp32 LayerNorm of 20 to 32 KiB, 396 for RMSNorm);
+  // beyond it fp32 rows of up to 32 KiB go to the ring or stay in registers (pipelined_pays).
+  // The fused add's Reread kernel won at every count measured. The figures are in the README's
+  // tables of fewer rows.
+  constexpr int64_t KiB = 1024;
   const int64_t sms = common::device_properties().multiProcessorCount;
-  const int64_t min_row_bytes = (sizeof(T) == 4 && op == NormOp::RmsNorm ? 32 : 16) * 1024;
-  return detail::reread_long_row(op, sizeof(T), row_bytes) ||
-         (rows > sms && row_bytes >= min_row_bytes) ||
-         (sizeof(T) == 2 && rows > 2 * sms && row_bytes >= 10 * 1024);
+  if (detail::reread_long_row(op, sizeof(T), row_bytes)) return true;
+  if (sizeof(T) == 4 && op != NormOp::AddRmsNorm) {
+    if (row_bytes <= 32 * KiB && rows > detail::reread_resident_rows<T>(op, n)) return false;
+    const int64_t min_row_bytes = op == NormOp::RmsNorm && rows <= 2 * sms ? 28 * KiB : 16 * KiB;
+    return rows > sms && row_bytes >= min_row_bytes;
+  }
+  return (rows > sms && row_bytes >= 16 * KiB) ||
+         (sizeof(T) == 2 && rows > 2 * sms && row_bytes >= 10 * KiB);
 }
 
 template <typename T>
