@@ -82,8 +82,10 @@ enum class NormOp { LayerNorm, RmsNorm, AddRmsNorm };
 // flight per element, and there Registers is as fast or faster), rows of at least
 // min_pipelined_row_bytes(op), and pipelined_available; with fewer rows, 16-bit LayerNorm once
 // there are more rows than SMs: rows over 8 KiB, and rows of 8 KiB from the third row per SM on;
-// and fp32 LayerNorm (20 to 32 KiB) and RMSNorm (28 to 32 KiB) from the third row per SM on,
-// where the Reread versions run out of resident blocks (reread_pays then refuses them).
+// and, from the third row per SM on, fp32 LayerNorm over 16 KiB and RMSNorm of 28 KiB or more,
+// up to 32 KiB. The dispatchers run those rows on the ring only where the Reread versions run out
+// of resident blocks (on an H200 from the third row per SM on for LayerNorm, the fourth for
+// RMSNorm): reread_pays comes first.
 template <typename T>
 bool pipelined_pays(NormOp op, int64_t rows, int64_t n);
 
@@ -104,8 +106,9 @@ constexpr int64_t kMaxRereadN = int64_t{1} << 30;
 // rows, the row lengths where they measured faster (reread_measured_faster in reread_config.h);
 // with fewer, rows beyond 32 KiB (40 for fp32 LayerNorm), rows of 16 KiB or more (28 for fp32
 // RMSNorm) once there are more rows than SMs, and 16-bit rows of 10 KiB or more, and fp32
-// RMSNorm's of 16 KiB, once there are more than two rows per SM; but no fp32 LayerNorm or
-// RMSNorm row of up to 32 KiB where the rows outnumber the Reread kernel's resident blocks.
+// RMSNorm's of 16 KiB or more, once there are more than two rows per SM; but no fp32 LayerNorm
+// or RMSNorm row of up to 32 KiB where the rows outnumber the Reread kernel's resident blocks
+// and the ring takes them (pipelined_pays), nor fp32 RMSNorm's under 28 KiB there.
 template <typename T>
 bool reread_pays(NormOp op, int64_t rows, int64_t n);
 

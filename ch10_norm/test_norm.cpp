@@ -445,7 +445,7 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
                                                               : without_ring_rms));
       }
     }
-    // fp32 rows already keep 64 bytes per thread in flight: no ring.
+    // fp32 rows already keep 64 bytes per thread in flight: no ring with many rows.
     for (NormOp op : {NormOp::LayerNorm, NormOp::RmsNorm, NormOp::AddRmsNorm})
       CHECK_FALSE(normalization::pipelined_pays<float>(op, 4096, n));
     if (!normalization::reread_pays<float>(NormOp::RmsNorm, 4096, n)) {
@@ -463,7 +463,7 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
     }
     if (2 * sms < many) {
       // fp32: at most a row per SM keeps the latency layout; with more rows than SMs, rows of 16
-      // KiB are read twice, except RMSNorm's, which waits for 28 KiB.
+      // KiB are read twice, except RMSNorm's, which waits for 28 KiB up to two rows per SM.
       CHECK(normalization::choose_layernorm_version<float>(sms, 8192) ==
             LayerNormVersion::Registers);
       CHECK(normalization::choose_layernorm_version<float>(2 * sms, 4096) ==
@@ -483,25 +483,25 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
       CHECK(normalization::choose_rmsnorm_version<float>(2 * sms + 1, 4096, false) ==
             RmsNormVersion::Reread);
       // Past the Reread kernel's resident blocks (fp32 LayerNorm of 20 KiB: 512 threads at 64
-      // registers, two blocks per SM) LayerNorm takes the ring; rows of 16 KiB (blocks of 256,
-      // five per SM) stay with Reread.
+      // registers, two blocks per SM) LayerNorm takes the ring where there is one (without it,
+      // Reread); rows of 16 KiB (blocks of 256, five per SM) stay with Reread.
       const bool ring_5120 = normalization::pipelined_available<float>(5120, false);
       CHECK(normalization::choose_layernorm_version<float>(2 * sms, 5120) ==
             LayerNormVersion::Reread);
       CHECK(normalization::choose_layernorm_version<float>(2 * sms + 1, 5120) ==
-            (ring_5120 ? LayerNormVersion::Pipelined : LayerNormVersion::Registers));
+            (ring_5120 ? LayerNormVersion::Pipelined : LayerNormVersion::Reread));
       CHECK(normalization::choose_layernorm_version<float>(2 * sms + 1, 4096) ==
             LayerNormVersion::Reread);
       CHECK(normalization::choose_rmsnorm_version<float>(2 * sms + 1, 5120, true) ==
             RmsNormVersion::Reread);
       if (3 * sms < many) {
         // RMSNorm's Reread kernel holds three blocks of 512 per SM (40 registers); past them,
-        // rows of 28 KiB take the ring and rows of 20 KiB stay in registers.
+        // rows of 28 KiB take the ring (without it, Reread) and rows of 20 KiB stay in registers.
         CHECK(normalization::choose_rmsnorm_version<float>(3 * sms, 7168, false) ==
               RmsNormVersion::Reread);
         CHECK(normalization::choose_rmsnorm_version<float>(3 * sms + 1, 7168, false) ==
               (normalization::pipelined_available<float>(7168, false) ? RmsNormVersion::Pipelined
-                                                                      : RmsNormVersion::Registers));
+                                                                      : RmsNormVersion::Reread));
         CHECK(normalization::choose_rmsnorm_version<float>(3 * sms + 1, 5120, false) ==
               RmsNormVersion::Registers);
       }

@@ -23,15 +23,17 @@ bool pipelined_pays(NormOp op, int64_t rows, int64_t n) {
   if (sizeof(T) == 4) {
     // fp32 rows keep 64 bytes per thread in flight without the ring, except with more than two
     // rows per SM but fewer than kManyRows, where a block per row (Registers) needs a second
-    // wave, and so does Reread once the rows outnumber its resident blocks (reread_pays): the
-    // ring's blocks stay resident and loop over the rows. H200, 265 to 511 rows: LayerNorm at 20
-    // to 32 KiB (320x5120: 8.2 us against 9.9 for Reread, 320x8192: 10.7 against 11.6), RMSNorm
-    // at 28 and 32 KiB (400x7168: 10.1 against 10.7 for Reread and 11.8 for Registers); RMSNorm
-    // at 20 and 24 KiB tied with Registers, and the fused add's Reread kernel won.
+    // wave, and so does Reread once the rows outnumber its resident blocks (reread_pays refuses
+    // those rows where this rule takes them): the ring's blocks stay resident and loop over the
+    // rows. H200, 265 to 511 rows: LayerNorm at 20 to 32 KiB (320x5120: 8.2 us against 9.9 for
+    // Reread, 320x8192: 10.7 against 11.6; from just over 16 KiB, where its Reread blocks are
+    // as large as at 20), RMSNorm at 28 and 32 KiB (400x7168: 10.1 against 10.7 for Reread and
+    // 11.8 for Registers); RMSNorm at 20 and 24 KiB tied with Registers, and the fused add's
+    // Reread kernel won.
     constexpr int64_t KiB = 1024;
-    const int64_t min_bytes = (op == NormOp::LayerNorm ? 20 : 28) * KiB;
-    return op != NormOp::AddRmsNorm && rows < kManyRows && rows > 2 * sms &&
-           row_bytes >= min_bytes && row_bytes <= 32 * KiB;
+    const bool long_enough = op == NormOp::LayerNorm ? row_bytes > 16 * KiB : row_bytes >= 28 * KiB;
+    return op != NormOp::AddRmsNorm && rows < kManyRows && rows > 2 * sms && long_enough &&
+           row_bytes <= 32 * KiB;
   }
   if (rows >= kManyRows) return row_bytes >= min_pipelined_row_bytes(op);
   // Fewer rows, more than SMs: the ring, whose blocks stay resident and loop over rows, beat the
@@ -64,17 +66,22 @@ bool reread_pays(NormOp op, int64_t rows, int64_t n) {
   // 6144: 5.9 and 6.6 us against 6.6 and 7.4; at 28 KiB Reread won, 200x7168: 7.4 against 7.9).
   // With more than two rows per SM the Registers versions need a second wave and lose 16-bit
   // rows of 10 KiB and more as well, every operation (320 to 511 rows of 5120 bf16: LayerNorm
-  // 8.9-11.0 us against 6.9-7.9), and fp32 RMSNorm's of 16 KiB (320 rows of 4096: 7.0 against
-  // 7.4). Reread has its own second wave where the rows outnumber its resident blocks
-  // (reread_resident_rows: 264 on an H200 for fp32 LayerNorm of 20 to 32 KiB, 396 for RMSNorm);
-  // beyond it fp32 rows of up to 32 KiB go to the ring or stay in registers (pipelined_pays).
-  // The fused add's Reread kernel won at every count measured. The figures are in the README's
-  // tables of fewer rows.
+  // 8.9-11.0 us against 6.9-7.9), and fp32 RMSNorm's of 16 KiB or more (320 rows of 4096: 7.0
+  // against 7.4). Reread has its own second wave where the rows outnumber its resident blocks
+  // (reread_resident_rows: on an H200 264 rows for fp32 LayerNorm over 16 KiB, 396 for RMSNorm
+  // over 16 KiB): fp32 rows of up to 32 KiB beyond them go to the ring where pipelined_pays
+  // takes them, and RMSNorm's under 28 KiB stay in registers (400x5120: 8.3 us against 9.0 for
+  // Reread). Without the ring (no bulk copies) they stay with Reread, which beat Registers there
+  // (400x7168 RMSNorm: 10.7 against 11.8). The fused add's Reread kernel won at every count
+  // measured. The figures are in the README's tables of fewer rows.
   constexpr int64_t KiB = 1024;
   const int64_t sms = common::device_properties().multiProcessorCount;
   if (detail::reread_long_row(op, sizeof(T), row_bytes)) return true;
   if (sizeof(T) == 4 && op != NormOp::AddRmsNorm) {
-    if (row_bytes <= 32 * KiB && rows > detail::reread_resident_rows<T>(op, n)) return false;
+    const bool second_wave = row_bytes <= 32 * KiB && rows > detail::reread_resident_rows<T>(op, n);
+    if (second_wave &&
+        (pipelined_pays<T>(op, rows, n) || (op == NormOp::RmsNorm && row_bytes < 28 * KiB)))
+      return false;
     const int64_t min_row_bytes = op == NormOp::RmsNorm && rows <= 2 * sms ? 28 * KiB : 16 * KiB;
     return rows > sms && row_bytes >= min_row_bytes;
   }
