@@ -36,14 +36,14 @@ bool pipelined_pays(NormOp op, int64_t rows, int64_t n) {
            row_bytes <= 32 * KiB;
   }
   if (rows >= kManyRows) return row_bytes >= min_pipelined_row_bytes(op);
-  // Fewer rows, more than SMs: the ring, whose blocks stay resident and loop over rows, beat the
-  // Registers versions' latency layout (a block per row, up to two per SM, a second wave from
-  // the third row per SM on) for 16-bit LayerNorm over 8 KiB (H200, 133 to 264 rows of 5120 to
-  // 7168 bf16: 6.0-7.1 us against 6.9-8.0), and at 8 KiB from the third row per SM on (265 rows
-  // of 4096: 6.3 against 6.9; at 264 rows Registers won, 5.6 against 6.2). RMSNorm and the fused
-  // add did not gain. Where Reread pays as well it runs first.
-  return op == NormOp::LayerNorm && rows > sms && row_bytes >= min_pipelined_row_bytes(op) &&
-         (row_bytes > min_pipelined_row_bytes(op) || rows > 2 * sms);
+  // Fewer rows, more than two per SM: the ring, whose blocks stay resident and loop over rows,
+  // beat the Registers versions, whose blocks need a second wave there, for 16-bit LayerNorm from
+  // 8 KiB (H200, 265 rows of 4096 bf16: 6.3 us against 6.9). Up to two rows per SM it once won
+  // over 8 KiB as well, against blocks of one pack a thread; since the Registers versions take
+  // 2 packs a thread there (few_rows_block_shape), they win (133 to 264 rows of 5120 to 8192
+  // bf16: 5.4-6.9 us against 6.0-7.4 for the ring). RMSNorm and the fused add did not gain.
+  // Where Reread pays as well it runs first.
+  return op == NormOp::LayerNorm && rows > 2 * sms && row_bytes >= min_pipelined_row_bytes(op);
 }
 
 template <typename T>
@@ -60,20 +60,20 @@ bool reread_pays(NormOp op, int64_t rows, int64_t n) {
   // Fewer rows: the Registers versions spread each row over a block for latency, which pays
   // while an SM has one row at most (H200, 132 rows of 8192 fp32: LayerNorm 6.7 us against 7.6
   // for Reread). Long rows need 8 packs a thread there too, and lose at any count (32 rows of
-  // 24576 bf16: LayerNorm 15.7 us against 9.5); with more rows than SMs, rows of 16 KiB and more
-  // lose too (256 rows of 12288 bf16: 9.3 against 8.4; 400 of 4096 fp32: 11.3 against 7.8),
-  // except fp32 RMSNorm's shorter than 28 KiB up to two rows per SM (256 rows of 4096 and of
-  // 6144: 5.9 and 6.6 us against 6.6 and 7.4; at 28 KiB Reread won, 200x7168: 7.4 against 7.9).
-  // With more than two rows per SM the Registers versions need a second wave and lose 16-bit
-  // rows of 10 KiB and more as well, every operation (320 to 511 rows of 5120 bf16: LayerNorm
-  // 8.9-11.0 us against 6.9-7.9), and fp32 RMSNorm's of 16 KiB or more (320 rows of 4096: 7.0
-  // against 7.4). Reread has its own second wave where the rows outnumber its resident blocks
-  // (reread_resident_rows: on an H200 264 rows for fp32 LayerNorm over 16 KiB, 396 for RMSNorm
-  // over 16 KiB): fp32 rows of up to 32 KiB beyond them go to the ring where pipelined_pays
-  // takes them, and RMSNorm's under 28 KiB stay in registers (400x5120: 8.3 us against 9.0 for
-  // Reread). Without the ring (no bulk copies) they stay with Reread, which beat Registers there
-  // (400x7168 RMSNorm: 10.7 against 11.8). The fused add's Reread kernel won at every count
-  // measured. The figures are in the README's tables of fewer rows.
+  // 24576 bf16: LayerNorm 15.7 us against 9.5). Up to two rows per SM, in blocks of 2 or 4 packs
+  // a thread (few_rows_block_shape), they keep rows of up to 16 KiB (fp32 200x4096 LayerNorm:
+  // 6.0 us against 6.9 for Reread; bf16 200x8192 RMSNorm 5.7 against 6.5), 16-bit RMSNorm's up
+  // to 20 KiB (133x10240: 5.8 against 6.4) and fp32 RMSNorm's up to 32 KiB (200x7168: 7.1
+  // against 7.4); longer rows lose (264 rows of 12288 bf16, LayerNorm: 10.6 against 8.5). From
+  // the third row per SM on their blocks need a second wave, and rows of 16 KiB lose (fp32
+  // 400x4096 LayerNorm: 8.4 against 7.9), 16-bit rows of 10 KiB too (400x5120 bf16 LayerNorm:
+  // 8.2 against 7.6). Reread has its own second wave where the rows outnumber its resident
+  // blocks (reread_resident_rows: on an H200 264 rows for fp32 LayerNorm over 16 KiB, 396 for
+  // RMSNorm over 16 KiB): fp32 rows of up to 32 KiB beyond them go to the ring where
+  // pipelined_pays takes them, and RMSNorm's under 28 KiB stay in registers (400x5120: 8.3 us
+  // against 9.0 for Reread). Without the ring (no bulk copies) they stay with Reread, which beat
+  // Registers there (400x7168 RMSNorm: 10.7 against 11.8). The fused add's Reread kernel won at
+  // every count measured beyond 16 KiB. The figures are in the README's tables of fewer rows.
   constexpr int64_t KiB = 1024;
   const int64_t sms = common::device_properties().multiProcessorCount;
   if (detail::reread_long_row(op, sizeof(T), row_bytes)) return true;
@@ -82,11 +82,13 @@ bool reread_pays(NormOp op, int64_t rows, int64_t n) {
     if (second_wave &&
         (pipelined_pays<T>(op, rows, n) || (op == NormOp::RmsNorm && row_bytes < 28 * KiB)))
       return false;
-    const int64_t min_row_bytes = op == NormOp::RmsNorm && rows <= 2 * sms ? 28 * KiB : 16 * KiB;
-    return rows > sms && row_bytes >= min_row_bytes;
   }
-  return (rows > sms && row_bytes >= 16 * KiB) ||
-         (sizeof(T) == 2 && rows > 2 * sms && row_bytes >= 10 * KiB);
+  if (rows <= sms) return false;
+  if (rows <= 2 * sms) {
+    if (op == NormOp::RmsNorm) return sizeof(T) == 2 && row_bytes > 20 * KiB;
+    return row_bytes > 16 * KiB;
+  }
+  return row_bytes >= (sizeof(T) == 4 ? 16 : 10) * KiB;
 }
 
 template <typename T>

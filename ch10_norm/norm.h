@@ -80,11 +80,10 @@ enum class NormOp { LayerNorm, RmsNorm, AddRmsNorm };
 // Where the Pipelined versions beat the Registers versions (measured on an H200, see the
 // chapter README): many rows, 2-byte elements (fp16, bf16; fp32 rows keep twice the bytes in
 // flight per element, and there Registers is as fast or faster), rows of at least
-// min_pipelined_row_bytes(op), and pipelined_available; with fewer rows, 16-bit LayerNorm once
-// there are more rows than SMs: rows over 8 KiB, and rows of 8 KiB from the third row per SM on;
-// and, from the third row per SM on, fp32 LayerNorm over 16 KiB and RMSNorm of 28 KiB or more,
-// up to 32 KiB. The dispatchers run those rows on the ring only where the Reread versions run out
-// of resident blocks (on an H200 from the third row per SM on for LayerNorm, the fourth for
+// min_pipelined_row_bytes(op), and pipelined_available; with fewer rows, from the third row per
+// SM on, 16-bit LayerNorm from 8 KiB, and fp32 LayerNorm over 16 KiB and RMSNorm of 28 KiB or
+// more, up to 32 KiB, which the dispatchers run on the ring only where the Reread versions run
+// out of resident blocks (on an H200 from the third row per SM on for LayerNorm, the fourth for
 // RMSNorm): reread_pays comes first.
 template <typename T>
 bool pipelined_pays(NormOp op, int64_t rows, int64_t n);
@@ -104,11 +103,12 @@ constexpr int64_t kMaxRereadN = int64_t{1} << 30;
 // too long for the Registers versions, at any count; otherwise where the rows in flight fit in
 // L2 (so that the second read finds them there; the fused add counts two per block): with many
 // rows, the row lengths where they measured faster (reread_measured_faster in reread_config.h);
-// with fewer, rows beyond 32 KiB (40 for fp32 LayerNorm), rows of 16 KiB or more (28 for fp32
-// RMSNorm) once there are more rows than SMs, and 16-bit rows of 10 KiB or more, and fp32
-// RMSNorm's of 16 KiB or more, once there are more than two rows per SM; but no fp32 LayerNorm
-// or RMSNorm row of up to 32 KiB where the rows outnumber the Reread kernel's resident blocks
-// and the ring takes them (pipelined_pays), nor fp32 RMSNorm's under 28 KiB there.
+// with fewer, rows beyond 32 KiB (40 for fp32 LayerNorm); up to two rows per SM (and more than
+// one), rows over 16 KiB, 16-bit RMSNorm's over 20 KiB and no other fp32 RMSNorm row; from the
+// third row per SM on, fp32 rows of 16 KiB or more and 16-bit rows of 10 KiB or more; but no
+// fp32 LayerNorm or RMSNorm row of up to 32 KiB where the rows outnumber the Reread kernel's
+// resident blocks and the ring takes them (pipelined_pays), nor fp32 RMSNorm's under 28 KiB
+// there.
 template <typename T>
 bool reread_pays(NormOp op, int64_t rows, int64_t n);
 

@@ -10,9 +10,12 @@
 
 #include "norm.h"
 
+#include "common/gpu_info.hpp"
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -33,7 +36,8 @@ constexpr int max_block_threads(int packs) {
   return packs <= 2 ? 1024 : 512;
 }
 // Fewer rows than kManyRows (norm.h; a few per SM) is the latency regime of decoding: spread
-// each row over as many threads as possible so that every thread has little to load and compute.
+// each row over as many threads as possible so that every thread has little to load and compute,
+// while there are no more rows than SMs (few_rows_block_shape beyond).
 // With many rows, about 16 elements per thread (4 fp32 packs, 2 bf16 packs): measured on an H200,
 // more elements per thread lengthen each row's compute phase (and raise the registers per
 // thread, so fewer rows are resident to overlap it) more than the extra loads in flight help.
@@ -46,6 +50,32 @@ constexpr int kElementsPerThread = 16;
 template <typename T>
 __host__ __device__ constexpr bool params_with_x(bool warp_per_row, int packs, bool aligned) {
   return !warp_per_row && (packs == 1 || (packs == 2 && (aligned || sizeof(T) == 4)));
+}
+
+// The block per row with more rows than SMs but fewer than kManyRows: at least min_elements per
+// thread, at most max_threads per block (the fewest packs per thread within both). Blocks of up
+// to 1024 threads, one pack a thread, fit two per SM: a third row per SM waits for a second wave,
+// and each block reduction spans 32 warps. Measured on an H200 (133 to 511 rows of 2048 to 8192
+// elements, 1, 2 and 4 packs a thread, the better of two rounds): LayerNorm gained most from 8
+// elements a thread in blocks of at most 512 (fp32 400×3072: 10.1 → 7.6 µs with 2 packs, 200×4096
+// 7.4 → 6.1 with 2; bf16 133×6144 7.1 → 5.8), RMSNorm from blocks of at most 768 (bf16 133×8192
+// 6.6 → 5.5; fp32 RMSNorm at 6144 lost 8 % in blocks of 384 and keeps 768), the fused add from
+// 8 elements a thread (fp32 133×4096 7.1 → 6.2) and, in 16-bit types, blocks of at most 768
+// (bf16 264×8192 9.1 → 7.8; fp32 rows of 8192 lost 10 to 22 % in blocks of 512 and keep 1024).
+struct FewRowsBlockShape {
+  int min_elements;
+  int max_threads;
+};
+constexpr FewRowsBlockShape few_rows_block_shape(NormOp op, int element_bytes) {
+  switch (op) {
+    case NormOp::LayerNorm:
+      return {8, 512};
+    case NormOp::RmsNorm:
+      return {1, 768};
+    case NormOp::AddRmsNorm:
+      break;
+  }
+  return {8, element_bytes == 4 ? 1024 : 768};
 }
 
 struct RegistersConfig {
@@ -68,21 +98,33 @@ constexpr int64_t registers_capacity() {
   return (packs + 1) * vec_of<T>() - 1;
 }
 
-// The layout for `rows` rows of n elements, or nothing when the row does not fit:
+// The layout of op's Registers version for `rows` rows of n elements, or nothing when the row
+// does not fit:
 // - warp per row with the fewest packs per lane (a power of two, so few kernels exist);
-// - block per row, few rows: the fewest packs per thread (most threads: lowest latency);
+// - block per row, at most one row per SM: the fewest packs per thread (most threads: lowest
+//   latency);
+// - block per row, more rows than SMs but fewer than kManyRows: few_rows_block_shape(op);
 // - block per row, many rows: about kElementsPerThread per thread, more for the longest rows.
+// The caps never shorten the longest row that fits: 8 packs a thread in 512 threads remain.
 template <typename T>
-std::optional<RegistersConfig> registers_config(int64_t rows, int64_t n) {
+std::optional<RegistersConfig> registers_config(NormOp op, int64_t rows, int64_t n) {
   constexpr int kVec = vec_of<T>();
   const int64_t packs = n / kVec;
   for (int p = 1; p * kVec <= kMaxWarpElementsPerLane; p *= 2)
     if (packs <= int64_t{32} * p) return RegistersConfig{true, p, 32 * kWarpsPerBlock};
-  const int first =
-      rows < kManyRows ? 1 : (kElementsPerThread / kVec > 1 ? kElementsPerThread / kVec : 1);
+  int first = kElementsPerThread / kVec > 1 ? kElementsPerThread / kVec : 1;
+  int max_threads = 1024;
+  if (rows < kManyRows) {
+    first = 1;
+    if (rows > common::device_properties().multiProcessorCount) {
+      const FewRowsBlockShape shape = few_rows_block_shape(op, static_cast<int>(sizeof(T)));
+      first = std::max(1, shape.min_elements / kVec);
+      max_threads = shape.max_threads;
+    }
+  }
   for (int p = first; p <= kMaxBlockPacksPerThread; p *= 2) {
     const int64_t threads = (packs + p - 1) / p;
-    if (threads <= max_block_threads(p))
+    if (threads <= std::min(max_block_threads(p), max_threads))
       return RegistersConfig{false, p, static_cast<int>((threads + 31) / 32 * 32)};
   }
   return std::nullopt;

@@ -32,7 +32,7 @@ const std::vector<int64_t> kRowLengths = {1,    2,    31,   32,   33,    127,   
                                           1025, 4096, 5120, 8192, 12288, 16384, 65536 + 3};
 
 // Every length with M = 1 and M = 3; M = 4096 for the rows of up to 1025 elements, where many
-// rows share a block (warp per row); two long-row shapes with 512+ rows. Longer rows with
+// rows share a block (warp per row); two long-row shapes with 512+ rows, two with a few hundred. Longer rows with
 // M = 4096 would add minutes to the sanitizer run without reaching a path the others miss (the
 // kernels loop over rows in the same way); the benchmark runs them and the [large] test covers
 // M·N > 2^31.
@@ -48,6 +48,11 @@ std::vector<std::pair<int64_t, int64_t>> shapes(int64_t max_n) {
   // thread), which the registers kernels choose from 512 rows on.
   for (auto [rows, n] : {std::pair<int64_t, int64_t>{640, 5120}, {544, 12288}})
     if (n <= max_n) out.push_back({rows, n});
+  // More rows than SMs, fewer than kManyRows: the Registers versions' blocks of 2 and 4 packs a
+  // thread for a few hundred rows (few_rows_block_shape), here at a length no pack divides.
+  const int64_t sms = common::device_properties().multiProcessorCount;
+  for (auto [rows, n] : {std::pair<int64_t, int64_t>{sms + 3, 3077}, {2 * sms + 1, 8192}})
+    if (n <= max_n && rows < normalization::kManyRows) out.push_back({rows, n});
   return out;
 }
 
@@ -381,11 +386,11 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
   const int64_t many = normalization::kManyRows;
   for (int64_t n : kRowLengths) {
     // The ring's rule, written out: many rows, 2-byte elements, rows long enough for the op;
-    // with fewer rows, LayerNorm with more rows than SMs over 8 KiB, or more than two per SM.
+    // with fewer rows, LayerNorm from 8 KiB with more than two rows per SM.
     const int64_t sms = common::device_properties().multiProcessorCount;
     auto expected_ring = [&](NormOp op, int64_t rows, int64_t min_bytes) {
-      const bool few_rows_ring = op == NormOp::LayerNorm && rows < many && rows > sms &&
-                                 n * 2 >= min_bytes && (n * 2 > min_bytes || rows > 2 * sms);
+      const bool few_rows_ring =
+          op == NormOp::LayerNorm && rows < many && rows > 2 * sms && n * 2 >= min_bytes;
       return ((rows >= many && n * 2 >= min_bytes) || few_rows_ring) &&
              normalization::pipelined_available<__nv_bfloat16>(n, op == NormOp::AddRmsNorm);
     };
@@ -400,12 +405,11 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
       const bool reread_rms = normalization::reread_pays<__nv_bfloat16>(NormOp::RmsNorm, rows, n);
       const bool reread_add =
           normalization::reread_pays<__nv_bfloat16>(NormOp::AddRmsNorm, rows, n);
-      // Fewer rows: read twice when the row is long (beyond 32 KiB), with more rows than SMs when
-      // it has 16 KiB or more, with more than two rows per SM when it has 10 KiB or more; a row
-      // of at most one per SM keeps the Registers versions' latency layout.
-      if (rows < many && fits) {
-        const bool expected = n * 2 > 32 * 1024 || (rows > sms && n * 2 >= 16 * 1024) ||
-                              (rows > 2 * sms && n * 2 >= 10 * 1024);
+      // Fewer rows: read twice when the row is long (beyond 32 KiB), with more than two rows per
+      // SM when it has 10 KiB or more (up to two per SM: over 16 KiB, RMSNorm over 20 KiB); a
+      // row of at most one per SM keeps the Registers versions' latency layout.
+      if (rows < many && fits && (rows <= sms || rows > 2 * sms)) {
+        const bool expected = n * 2 > 32 * 1024 || (rows > 2 * sms && n * 2 >= 10 * 1024);
         CHECK(reread_ln == expected);
         CHECK(reread_rms == expected);
         CHECK(reread_add == expected);
@@ -462,23 +466,22 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
             RmsNormVersion::Reread);
     }
     if (2 * sms < many) {
-      // fp32: at most a row per SM keeps the latency layout; with more rows than SMs, rows of 16
-      // KiB are read twice, except RMSNorm's, which waits for 28 KiB up to two rows per SM.
+      // fp32: at most a row per SM keeps the latency layout; up to two rows per SM, rows of 16
+      // KiB stay in registers and longer ones are read twice, except RMSNorm's (up to 32 KiB in
+      // registers); from the third row per SM on, rows of 16 KiB are read twice.
       CHECK(normalization::choose_layernorm_version<float>(sms, 8192) ==
             LayerNormVersion::Registers);
       CHECK(normalization::choose_layernorm_version<float>(2 * sms, 4096) ==
-            LayerNormVersion::Reread);
+            LayerNormVersion::Registers);
       CHECK(normalization::choose_rmsnorm_version<float>(2 * sms, 4096, true) ==
+            RmsNormVersion::Registers);
+      CHECK(normalization::choose_rmsnorm_version<float>(2 * sms, 5120, true) ==
             RmsNormVersion::Reread);
       CHECK(normalization::choose_rmsnorm_version<float>(2 * sms, 4096, false) ==
             RmsNormVersion::Registers);
       CHECK(normalization::choose_rmsnorm_version<float>(2 * sms, 8192, false) ==
-            RmsNormVersion::Reread);
-      // RMSNorm rows of 28 KiB are read twice from the first row past one per SM, those of 16
-      // KiB from the first row past two per SM.
+            RmsNormVersion::Registers);
       CHECK(normalization::choose_rmsnorm_version<float>(sms + 1, 7168, false) ==
-            RmsNormVersion::Reread);
-      CHECK(normalization::choose_rmsnorm_version<float>(sms + 1, 6144, false) ==
             RmsNormVersion::Registers);
       CHECK(normalization::choose_rmsnorm_version<float>(2 * sms + 1, 4096, false) ==
             RmsNormVersion::Reread);
@@ -505,8 +508,9 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
         CHECK(normalization::choose_rmsnorm_version<float>(3 * sms + 1, 5120, false) ==
               RmsNormVersion::Registers);
       }
-      // 16-bit rows of 10 KiB: read twice from the third row per SM on, by every operation;
-      // before, LayerNorm's ring. Rows of 8 KiB take the ring from the third row per SM on.
+      // 16-bit rows of 10 KiB: in registers up to two rows per SM, read twice from the third row
+      // per SM on, by every operation. Rows of 8 KiB take the ring from the third row per SM on,
+      // and RMSNorm keeps rows of 20 KiB in registers up to two rows per SM.
       const LayerNormVersion ring =
           normalization::pipelined_available<__nv_bfloat16>(4096, false) &&
                   normalization::pipelined_available<__nv_bfloat16>(5120, false)
@@ -514,7 +518,16 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
               : LayerNormVersion::Registers;
       CHECK(normalization::choose_layernorm_version<__nv_bfloat16>(sms, 5120) ==
             LayerNormVersion::Registers);
-      CHECK(normalization::choose_layernorm_version<__nv_bfloat16>(2 * sms, 5120) == ring);
+      CHECK(normalization::choose_layernorm_version<__nv_bfloat16>(2 * sms, 5120) ==
+            LayerNormVersion::Registers);
+      CHECK(normalization::choose_layernorm_version<__nv_bfloat16>(2 * sms, 8192) ==
+            LayerNormVersion::Registers);
+      CHECK(normalization::choose_layernorm_version<__nv_bfloat16>(2 * sms, 10240) ==
+            LayerNormVersion::Reread);
+      CHECK(normalization::choose_rmsnorm_version<__nv_bfloat16>(2 * sms, 10240, false) ==
+            RmsNormVersion::Registers);
+      CHECK(normalization::choose_rmsnorm_version<__nv_bfloat16>(2 * sms, 12288, false) ==
+            RmsNormVersion::Reread);
       CHECK(normalization::choose_layernorm_version<__nv_bfloat16>(2 * sms + 1, 5120) ==
             LayerNormVersion::Reread);
       CHECK(normalization::choose_layernorm_version<__nv_bfloat16>(2 * sms, 4096) ==

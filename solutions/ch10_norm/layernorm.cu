@@ -318,7 +318,7 @@ void layernorm(LayerNormVersion v, const T* x, const T* gamma, const T* beta, T*
       CUDA_CHECK_LAUNCH();
       return;
     case LayerNormVersion::Registers: {
-      const auto config = registers_config<T>(rows, n);
+      const auto config = registers_config<T>(NormOp::LayerNorm, rows, n);
       CHECK_ARG(config.has_value(), "n = " << n << " does not fit in registers (at most "
                                            << max_registers_n<T>() << " for this type)");
       const int64_t rows_per_block = config->warp_per_row ? config->threads / 32 : 1;
