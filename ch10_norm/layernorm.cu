@@ -130,7 +130,7 @@ __global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks),
     load_row(slice, x_row, layout, team.rank, team.threads);
     if constexpr (params_with_x<T>(kWarpPerRow, kPacks, kAligned)) {
       // γ and β load together with x, so that one memory round trip precedes the stores, not
-      // two: what the few-rows layouts, all latency, need most (params_with_x).
+      // two: what the layouts for few rows, bound by latency, need most (params_with_x).
       layernorm_from_slice(slice, layout, team,
                            params_in_registers<T, kPacks>(gamma, layout, team.rank, team.threads),
                            params_in_registers<T, kPacks>(beta, layout, team.rank, team.threads),

@@ -82,9 +82,9 @@ enum class NormOp { LayerNorm, RmsNorm, AddRmsNorm };
 // flight per element, and there Registers is as fast or faster), rows of at least
 // min_pipelined_row_bytes(op), and pipelined_available; with fewer rows, from the third row per
 // SM on, 16-bit LayerNorm from 8 KiB, and fp32 LayerNorm over 16 KiB and RMSNorm of 28 KiB or
-// more, up to 32 KiB, which the dispatchers run on the ring only where the Reread versions run
-// out of resident blocks (on an H200 from the third row per SM on for LayerNorm, the fourth for
-// RMSNorm): reread_pays comes first.
+// more, up to 32 KiB. The fp32 ones the dispatchers run on the ring only where the Reread
+// versions run out of resident blocks (on an H200 from the third row per SM on for LayerNorm,
+// the fourth for RMSNorm): reread_pays comes first.
 template <typename T>
 bool pipelined_pays(NormOp op, int64_t rows, int64_t n);
 
@@ -104,11 +104,11 @@ constexpr int64_t kMaxRereadN = int64_t{1} << 30;
 // L2 (so that the second read finds them there; the fused add counts two per block): with many
 // rows, the row lengths where they measured faster (reread_measured_faster in reread_config.h);
 // with fewer, rows beyond 32 KiB (40 for fp32 LayerNorm); up to two rows per SM (and more than
-// one), rows over 16 KiB, 16-bit RMSNorm's over 20 KiB and no other fp32 RMSNorm row; from the
-// third row per SM on, fp32 rows of 16 KiB or more and 16-bit rows of 10 KiB or more; but no
-// fp32 LayerNorm or RMSNorm row of up to 32 KiB where the rows outnumber the Reread kernel's
-// resident blocks and the ring takes them (pipelined_pays), nor fp32 RMSNorm's under 28 KiB
-// there.
+// one), rows over 16 KiB, RMSNorm's only over 20 KiB in 16-bit types and beyond 32 KiB in fp32;
+// from the third row per SM on, fp32 rows of 16 KiB or more and 16-bit rows of 10 KiB or more;
+// but no fp32 LayerNorm or RMSNorm row of up to 32 KiB where the rows outnumber the Reread
+// kernel's resident blocks and the ring takes them (pipelined_pays), nor fp32 RMSNorm's under 28
+// KiB there.
 template <typename T>
 bool reread_pays(NormOp op, int64_t rows, int64_t n);
 

@@ -43,8 +43,9 @@ constexpr int max_block_threads(int packs) {
 // thread, so fewer rows are resident to overlap it) more than the extra loads in flight help.
 constexpr int kElementsPerThread = 16;
 
-// Whether a block-per-row kernel with 1 or 2 packs per thread (every few-rows layout, and the
-// many-rows layout of half and bf16) loads γ and β into registers together with x: not for half
+// Whether a block-per-row kernel with 1 or 2 packs per thread (the layouts of at most one row per
+// SM, most of those of a few hundred rows, and the many-rows layout of half and bf16) loads γ and
+// β into registers together with x: not for half
 // and bf16 rows that are not all aligned at 2 packs, whose packs then take a register per
 // element (a 1024-thread block, 64 registers a thread, would spill).
 template <typename T>

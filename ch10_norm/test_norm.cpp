@@ -32,10 +32,10 @@ const std::vector<int64_t> kRowLengths = {1,    2,    31,   32,   33,    127,   
                                           1025, 4096, 5120, 8192, 12288, 16384, 65536 + 3};
 
 // Every length with M = 1 and M = 3; M = 4096 for the rows of up to 1025 elements, where many
-// rows share a block (warp per row); two long-row shapes with 512+ rows, two with a few hundred. Longer rows with
-// M = 4096 would add minutes to the sanitizer run without reaching a path the others miss (the
-// kernels loop over rows in the same way); the benchmark runs them and the [large] test covers
-// M·N > 2^31.
+// rows share a block (warp per row); two long-row shapes with 512+ rows, two with a few hundred.
+// Longer rows with M = 4096 would add minutes to the sanitizer run without reaching a path the
+// others miss (the kernels loop over rows in the same way); the benchmark runs them and the [large]
+// test covers M·N > 2^31.
 std::vector<std::pair<int64_t, int64_t>> shapes(int64_t max_n) {
   std::vector<std::pair<int64_t, int64_t>> out;
   for (int64_t n : kRowLengths) {
@@ -48,8 +48,9 @@ std::vector<std::pair<int64_t, int64_t>> shapes(int64_t max_n) {
   // thread), which the registers kernels choose from 512 rows on.
   for (auto [rows, n] : {std::pair<int64_t, int64_t>{640, 5120}, {544, 12288}})
     if (n <= max_n) out.push_back({rows, n});
-  // More rows than SMs, fewer than kManyRows: the Registers versions' blocks of 2 and 4 packs a
-  // thread for a few hundred rows (few_rows_block_shape), here at a length no pack divides.
+  // More rows than SMs, fewer than kManyRows: the Registers versions' block shapes for a few
+  // hundred rows (few_rows_block_shape: 1 to 4 packs a thread by op and type), at a length no
+  // pack divides and at one every pack divides.
   const int64_t sms = common::device_properties().multiProcessorCount;
   for (auto [rows, n] : {std::pair<int64_t, int64_t>{sms + 3, 3077}, {2 * sms + 1, 8192}})
     if (n <= max_n && rows < normalization::kManyRows) out.push_back({rows, n});

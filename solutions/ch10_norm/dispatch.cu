@@ -41,7 +41,8 @@ bool pipelined_pays(NormOp op, int64_t rows, int64_t n) {
   // 8 KiB (H200, 265 rows of 4096 bf16: 6.3 us against 6.9). Up to two rows per SM it once won
   // over 8 KiB as well, against blocks of one pack a thread; since the Registers versions take
   // 2 packs a thread there (few_rows_block_shape), they win (133 to 264 rows of 5120 to 8192
-  // bf16: 5.4-6.9 us against 6.0-7.4 for the ring). RMSNorm and the fused add did not gain.
+  // bf16: 5.4-6.9 us against 6.0-7.4 for the ring; at 4096, not a ring row there, Registers was
+  // the fastest version too). RMSNorm and the fused add did not gain.
   // Where Reread pays as well it runs first.
   return op == NormOp::LayerNorm && rows > 2 * sms && row_bytes >= min_pipelined_row_bytes(op);
 }
@@ -66,7 +67,8 @@ bool reread_pays(NormOp op, int64_t rows, int64_t n) {
   // to 20 KiB (133x10240: 5.8 against 6.4) and fp32 RMSNorm's up to 32 KiB (200x7168: 7.1
   // against 7.4); longer rows lose (264 rows of 12288 bf16, LayerNorm: 10.6 against 8.5). From
   // the third row per SM on their blocks need a second wave, and rows of 16 KiB lose (fp32
-  // 400x4096 LayerNorm: 8.4 against 7.9), 16-bit rows of 10 KiB too (400x5120 bf16 LayerNorm:
+  // 400x4096 LayerNorm: 8.4 against 7.9; fp32 RMSNorm at 265 to 320 rows is the exception, left
+  // as it is: 320x4096, 6.3 against 6.9), 16-bit rows of 10 KiB too (400x5120 bf16 LayerNorm:
   // 8.2 against 7.6). Reread has its own second wave where the rows outnumber its resident
   // blocks (reread_resident_rows: on an H200 264 rows for fp32 LayerNorm over 16 KiB, 396 for
   // RMSNorm over 16 KiB): fp32 rows of up to 32 KiB beyond them go to the ring where

@@ -264,7 +264,8 @@ void launch(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, flo
       CUDA_CHECK_LAUNCH();
       return;
     case RmsNormVersion::Registers: {
-      const auto config = registers_config<T>(kFused ? NormOp::AddRmsNorm : NormOp::RmsNorm, rows, n);
+      const auto config =
+          registers_config<T>(kFused ? NormOp::AddRmsNorm : NormOp::RmsNorm, rows, n);
       CHECK_ARG(config.has_value(), "n = " << n << " does not fit in registers (at most "
                                            << max_registers_n<T>() << " for this type)");
       const int64_t rows_per_block = config->warp_per_row ? config->threads / 32 : 1;
