@@ -15,6 +15,15 @@ bool pipelined_available(int64_t n, bool fused) {
   return detail::pipelined_config<T>(n, fused ? 2 : 1).has_value();
 }
 
+// The fp32 rows, fewer than kManyRows of them, that the ring takes from the third row per SM on
+// (pipelined_pays) and that stay in registers otherwise where Reread runs out of resident blocks
+// (reread_pays): LayerNorm's over 20 KiB, RMSNorm's of 28 KiB or more, up to 32 KiB.
+constexpr bool fp32_few_rows_ring_row(NormOp op, int64_t row_bytes) {
+  constexpr int64_t KiB = 1024;
+  if (op == NormOp::AddRmsNorm || row_bytes > 32 * KiB) return false;
+  return op == NormOp::LayerNorm ? row_bytes > 20 * KiB : row_bytes >= 28 * KiB;
+}
+
 template <typename T>
 bool pipelined_pays(NormOp op, int64_t rows, int64_t n) {
   if (!pipelined_available<T>(n, op == NormOp::AddRmsNorm)) return false;
@@ -25,15 +34,12 @@ bool pipelined_pays(NormOp op, int64_t rows, int64_t n) {
     // rows per SM but fewer than kManyRows, where a block per row (Registers) needs a second
     // wave, and so does Reread once the rows outnumber its resident blocks (reread_pays refuses
     // those rows where this rule takes them): the ring's blocks stay resident and loop over the
-    // rows. H200, 265 to 511 rows: LayerNorm at 20 to 32 KiB (320x5120: 8.2 us against 9.9 for
-    // Reread, 320x8192: 10.7 against 11.6; from just over 16 KiB, where its Reread blocks are
-    // as large as at 20), RMSNorm at 28 and 32 KiB (400x7168: 10.1 against 10.7 for Reread and
-    // 11.8 for Registers); RMSNorm at 20 and 24 KiB tied with Registers, and the fused add's
-    // Reread kernel won.
-    constexpr int64_t KiB = 1024;
-    const bool long_enough = op == NormOp::LayerNorm ? row_bytes > 16 * KiB : row_bytes >= 28 * KiB;
-    return op != NormOp::AddRmsNorm && rows < kManyRows && rows > 2 * sms && long_enough &&
-           row_bytes <= 32 * KiB;
+    // rows. H200, 265 to 511 rows: LayerNorm over 20 KiB (320x8192: 10.7 us against 11.6 for
+    // Reread), RMSNorm at 28 and 32 KiB (400x7168: 10.1 against 10.7 for Reread and 11.8 for
+    // Registers). Shorter rows stay with the Registers versions' blocks of 4 packs a thread
+    // (few_rows_block_shape): LayerNorm at 17 to 20 KiB (511x5120: 8.9 against 10.2 for the
+    // ring), RMSNorm at 20 and 24 KiB (tied with the ring). The fused add's Reread kernel won.
+    return rows < kManyRows && rows > 2 * sms && fp32_few_rows_ring_row(op, row_bytes);
   }
   if (rows >= kManyRows) return row_bytes >= min_pipelined_row_bytes(op);
   // Fewer rows, more than two per SM: the ring, whose blocks stay resident and loop over rows,
@@ -72,17 +78,17 @@ bool reread_pays(NormOp op, int64_t rows, int64_t n) {
   // 8.2 against 7.6). Reread has its own second wave where the rows outnumber its resident
   // blocks (reread_resident_rows: on an H200 264 rows for fp32 LayerNorm over 16 KiB, 396 for
   // RMSNorm over 16 KiB): fp32 rows of up to 32 KiB beyond them go to the ring where
-  // pipelined_pays takes them, and RMSNorm's under 28 KiB stay in registers (400x5120: 8.3 us
-  // against 9.0 for Reread). Without the ring (no bulk copies) they stay with Reread, which beat
-  // Registers there (400x7168 RMSNorm: 10.7 against 11.8). The fused add's Reread kernel won at
-  // every count measured beyond 16 KiB. The figures are in the README's tables of fewer rows.
+  // pipelined_pays takes them, and LayerNorm's of up to 20 KiB and RMSNorm's under 28 stay
+  // in registers (400x5120: LayerNorm 8.2 us against 10.2 for Reread, RMSNorm 8.3 against 9.0).
+  // Without the ring (no bulk copies) they stay with Reread, which beat Registers there (400x7168
+  // RMSNorm: 10.7 against 11.8). The fused add's Reread kernel won at every count measured beyond
+  // 16 KiB. The figures are in the README's tables of fewer rows.
   constexpr int64_t KiB = 1024;
   const int64_t sms = common::device_properties().multiProcessorCount;
   if (detail::reread_long_row(op, sizeof(T), row_bytes)) return true;
   if (sizeof(T) == 4 && op != NormOp::AddRmsNorm) {
     const bool second_wave = row_bytes <= 32 * KiB && rows > detail::reread_resident_rows<T>(op, n);
-    if (second_wave &&
-        (pipelined_pays<T>(op, rows, n) || (op == NormOp::RmsNorm && row_bytes < 28 * KiB)))
+    if (second_wave && (pipelined_pays<T>(op, rows, n) || !fp32_few_rows_ring_row(op, row_bytes)))
       return false;
   }
   if (rows <= sms) return false;

@@ -81,7 +81,7 @@ enum class NormOp { LayerNorm, RmsNorm, AddRmsNorm };
 // chapter README): many rows, 2-byte elements (fp16, bf16; fp32 rows keep twice the bytes in
 // flight per element, and there Registers is as fast or faster), rows of at least
 // min_pipelined_row_bytes(op), and pipelined_available; with fewer rows, from the third row per
-// SM on, 16-bit LayerNorm from 8 KiB, and fp32 LayerNorm over 16 KiB and RMSNorm of 28 KiB or
+// SM on, 16-bit LayerNorm from 8 KiB, and fp32 LayerNorm over 20 KiB and RMSNorm of 28 KiB or
 // more, up to 32 KiB. The fp32 ones the dispatchers run on the ring only where the Reread
 // versions run out of resident blocks (on an H200 from the third row per SM on for LayerNorm,
 // the fourth for RMSNorm): reread_pays comes first.
@@ -107,8 +107,8 @@ constexpr int64_t kMaxRereadN = int64_t{1} << 30;
 // one), rows over 16 KiB, RMSNorm's only over 20 KiB in 16-bit types and beyond 32 KiB in fp32;
 // from the third row per SM on, fp32 rows of 16 KiB or more and 16-bit rows of 10 KiB or more;
 // but no fp32 LayerNorm or RMSNorm row of up to 32 KiB where the rows outnumber the Reread
-// kernel's resident blocks and the ring takes them (pipelined_pays), nor fp32 RMSNorm's under 28
-// KiB there.
+// kernel's resident blocks: the ring takes them (pipelined_pays) where it can, and the shorter
+// ones there (LayerNorm's up to 20 KiB, RMSNorm's under 28) stay in registers.
 template <typename T>
 bool reread_pays(NormOp op, int64_t rows, int64_t n);
 

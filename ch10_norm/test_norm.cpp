@@ -486,14 +486,17 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
             RmsNormVersion::Registers);
       CHECK(normalization::choose_rmsnorm_version<float>(2 * sms + 1, 4096, false) ==
             RmsNormVersion::Reread);
-      // Past the Reread kernel's resident blocks (fp32 LayerNorm of 20 KiB: 512 threads at 64
-      // registers, two blocks per SM) LayerNorm takes the ring where there is one (without it,
-      // Reread); rows of 16 KiB (blocks of 256, five per SM) stay with Reread.
-      const bool ring_5120 = normalization::pipelined_available<float>(5120, false);
+      // Past the Reread kernel's resident blocks (fp32 LayerNorm over 16 KiB: 512 threads at 64
+      // registers, two blocks per SM) LayerNorm rows over 20 KiB take the ring where there is
+      // one (without it, Reread), those of up to 20 KiB stay in registers; rows of 16 KiB
+      // (blocks of 256, five per SM) stay with Reread.
+      const bool ring_6144 = normalization::pipelined_available<float>(6144, false);
       CHECK(normalization::choose_layernorm_version<float>(2 * sms, 5120) ==
             LayerNormVersion::Reread);
       CHECK(normalization::choose_layernorm_version<float>(2 * sms + 1, 5120) ==
-            (ring_5120 ? LayerNormVersion::Pipelined : LayerNormVersion::Reread));
+            LayerNormVersion::Registers);
+      CHECK(normalization::choose_layernorm_version<float>(2 * sms + 1, 6144) ==
+            (ring_6144 ? LayerNormVersion::Pipelined : LayerNormVersion::Reread));
       CHECK(normalization::choose_layernorm_version<float>(2 * sms + 1, 4096) ==
             LayerNormVersion::Reread);
       CHECK(normalization::choose_rmsnorm_version<float>(2 * sms + 1, 5120, true) ==
