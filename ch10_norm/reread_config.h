@@ -88,8 +88,7 @@ RereadConfig reread_config(NormOp op, int64_t n) {
 template <typename T>
 int64_t reread_resident_rows(NormOp op, int64_t n) {
   const RereadConfig config = reread_config<T>(op, n);
-  return int64_t{common::blocks_per_sm(config.threads, reread_registers<T>(op, config.packs))} *
-         common::device_properties().multiProcessorCount;
+  return common::resident_blocks(config.threads, reread_registers<T>(op, config.packs));
 }
 
 // Whether the rows the GPU works on at once fit in L2, so that the second pass reads from cache.

@@ -205,8 +205,7 @@ template <typename T>
 bool reread_second_wave_mostly_idle(const T* x, int64_t rows, int64_t cols) {
   const int64_t sms = common::device_properties().multiProcessorCount;
   const RereadShape shape = reread_shape(x, cols);
-  const int64_t resident =
-      sms * common::blocks_per_sm(shape.threads, reread_registers<T>(shape.packs));
+  const int64_t resident = common::resident_blocks(shape.threads, reread_registers<T>(shape.packs));
   return rows < 2 * sms && rows > resident && 2 * rows < 3 * resident;
 }
 

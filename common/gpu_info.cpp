@@ -41,10 +41,13 @@ std::string device_description() {
   return s.str();
 }
 
+int64_t resident_blocks(int threads, int registers) {
+  return int64_t{blocks_per_sm(threads, registers)} * device_properties().multiProcessorCount;
+}
+
 bool rows_in_flight_fit_l2(int64_t rows, int64_t bytes_per_row, int threads, int registers) {
   const cudaDeviceProp& gpu = device_properties();
-  const int64_t rows_in_flight = std::min<int64_t>(
-      rows, int64_t{blocks_per_sm(threads, registers)} * gpu.multiProcessorCount);
+  const int64_t rows_in_flight = std::min<int64_t>(rows, resident_blocks(threads, registers));
   return rows_in_flight * bytes_per_row <= gpu.l2CacheSize;
 }
 

@@ -26,7 +26,11 @@ constexpr int blocks_per_sm(int threads, int registers) {
   return std::max(1, std::min(2048 / threads, 65536 / (threads * registers)));
 }
 
-// Whether the rows in flight at once, one per resident block (blocks_per_sm on every SM, up to
+// Blocks of that shape the whole GPU runs at once: blocks_per_sm on every SM. With a block per
+// row, the rows in flight; more rows wait for a second wave.
+int64_t resident_blocks(int threads, int registers);
+
+// Whether the rows in flight at once, one per resident block (resident_blocks, up to
 // `rows`), `bytes_per_row` each, fit in L2: the test of every kernel that reads its rows a
 // second time from cache.
 bool rows_in_flight_fit_l2(int64_t rows, int64_t bytes_per_row, int threads, int registers);
