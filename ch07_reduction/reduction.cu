@@ -387,7 +387,7 @@ void sum(const __nv_bfloat16* x, int64_t n, float* out, void* workspace, cudaStr
 }
 
 void max(const float* x, int64_t n, float* out, void* workspace, cudaStream_t stream) {
-  reduce_final<float, common::Max>(x, n, -INFINITY, out, workspace, stream);
+  reduce_final<float, common::MaxOneInstruction>(x, n, -INFINITY, out, workspace, stream);
 }
 
 }  // namespace reduction

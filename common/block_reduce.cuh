@@ -81,6 +81,23 @@ struct Max {
   }
 };
 
+// Max for floats in one instruction on sm_80 and newer: PTX max.NaN follows the same rule, where
+// Max's comparison takes two tests and a select. For kernels that fold every element they read
+// into a maximum (chapter 7's final version: 4-5 % faster at 2^20 to 2^24 floats on an H200).
+// Max keeps its portable form: swapped in everywhere, the inline PTX moved the register
+// allocation of kernels compiled at a register cap, and one of chapter 10 softmax's spilled.
+struct MaxOneInstruction {
+  __device__ __forceinline__ float operator()(float a, float b) const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    float result;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(result) : "f"(a), "f"(b));
+    return result;
+#else
+    return Max{}(a, b);
+#endif
+  }
+};
+
 // Online softmax state of a set of values x_i: max = max x_i, sum = sum exp(x_i - max).
 // The empty set is {-inf, 0}.
 struct MaxSum {
