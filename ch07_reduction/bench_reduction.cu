@@ -77,9 +77,13 @@ double time_cub(const T* x, int64_t n, float* out, Launch cub_call) {
       .median_us;
 }
 
+// The rows "7_final <op>" and "cub <op>", each where --versions asks for it.
 template <typename T>
-void bench_final(common::BenchTable& table, const char* op, int64_t n, const T* x, float* out,
-                 void* ws, bool is_max) {
+void bench_final(const common::BenchArgs& args, common::BenchTable& table, const char* op,
+                 int64_t n, const T* x, float* out, void* ws, bool is_max) {
+  const std::string final_row = std::string("7_final ") + op, cub_row = std::string("cub ") + op;
+  const bool wants_final = args.wants_version(final_row), wants_cub = args.wants_version(cub_row);
+  if (!wants_final && !wants_cub) return;
   const double vendor_us = time_cub(
       x, n, out, [&](const T* d_x, int64_t m, float* o, void* t, size_t b, cudaStream_t s) {
         if constexpr (std::is_same_v<T, float>) {
@@ -89,21 +93,24 @@ void bench_final(common::BenchTable& table, const char* op, int64_t n, const T* 
           return cub_baseline::sum(d_x, m, o, t, b, s);
         }
       });
-  const common::Timing t = common::time_gpu([&](cudaStream_t s) {
-    if constexpr (std::is_same_v<T, float>) {
-      if (is_max)
-        reduction::max(x, n, out, ws, s);
-      else
-        reduction::sum(Version::Final, x, n, out, ws, s);
-    } else {
-      reduction::sum(x, n, out, ws, s);
-    }
-  });
-  table.add({std::string("7_final ") + op, shape_of(n), common::DType<T>::name, t,
-             static_cast<double>(n) * sizeof(T), vendor_us});
-  table.add({std::string("cub ") + op, shape_of(n), common::DType<T>::name,
-             common::Timing{vendor_us, vendor_us, vendor_us, 0}, static_cast<double>(n) * sizeof(T),
-             vendor_us});
+  if (wants_final) {
+    const common::Timing t = common::time_gpu([&](cudaStream_t s) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (is_max)
+          reduction::max(x, n, out, ws, s);
+        else
+          reduction::sum(Version::Final, x, n, out, ws, s);
+      } else {
+        reduction::sum(x, n, out, ws, s);
+      }
+    });
+    table.add({final_row, shape_of(n), common::DType<T>::name, t,
+               static_cast<double>(n) * sizeof(T), vendor_us});
+  }
+  if (wants_cub)
+    table.add({cub_row, shape_of(n), common::DType<T>::name,
+               common::Timing{vendor_us, vendor_us, vendor_us, 0},
+               static_cast<double>(n) * sizeof(T), vendor_us});
 }
 
 }  // namespace
@@ -112,10 +119,10 @@ int main(int argc, char** argv) {
   const common::BenchArgs args = common::parse_bench_args(
       argc, argv,
       "bench_reduction: chapter 7's reduction versions next to cub::DeviceReduce.\n"
-      "  --sizes=16,20,24   log2 of the element counts (default 16,18,20,22,24,26,28)");
+      "  --sizes=16,20,24   log2 of the element counts, 0 to 32 (default 16,18,20,22,24,26,28)");
   std::vector<int64_t> sizes;
   for (const std::string& s : args.sizes)
-    sizes.push_back(int64_t{1} << std::stoi(s));
+    sizes.push_back(int64_t{1} << common::parse_size_in_range(s, 0, 32));
   if (sizes.empty())
     for (int p = 16; p <= 28; p += 2)
       sizes.push_back(int64_t{1} << p);
@@ -163,13 +170,11 @@ int main(int argc, char** argv) {
   // The final version on its other operations.
   common::DeviceBuffer<unsigned char> ws(reduction::workspace_bytes(Version::Final, max_n));
   ws.fill_bytes(0);
-  if (args.wants_version("final") || args.wants_version("cub")) {
-    for (int64_t n : sizes) {
-      if (args.wants_dtype("bf16"))
-        bench_final(table, "sum", n, x_bf16.data(), out.data(), ws.data(), false);
-      if (args.wants_dtype("fp32"))
-        bench_final(table, "max", n, x.data(), out.data(), ws.data(), true);
-    }
+  for (int64_t n : sizes) {
+    if (args.wants_dtype("bf16"))
+      bench_final(args, table, "sum", n, x_bf16.data(), out.data(), ws.data(), false);
+    if (args.wants_dtype("fp32"))
+      bench_final(args, table, "max", n, x.data(), out.data(), ws.data(), true);
   }
   return 0;
 }

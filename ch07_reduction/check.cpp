@@ -4,19 +4,26 @@
 
 #include "common/device_buffer.hpp"
 #include "common/errors.hpp"
+#include "common/gpu_info.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
 
 namespace check {
 
-double sum_error_bound(int64_t n, double sum_abs, Accumulation accumulation) {
+double sum_error_bound(int64_t n, double sum_abs, Accumulation accumulation, int64_t run_threads) {
   const double u = 0x1p-24;
   const double nd = static_cast<double>(n);
   if (accumulation == Accumulation::Serial) return 6.0 * std::sqrt(nd) * u * sum_abs;
-  const double depth = std::ceil(std::log2(nd + 1.0)) + std::ceil(nd / 65536.0) + 8.0;
+  const double run = std::ceil(nd / static_cast<double>(std::max<int64_t>(run_threads, 1)));
+  const double depth = std::ceil(std::log2(nd + 1.0)) + run + 8.0;
   return depth * u * sum_abs;
+}
+
+int64_t tree_run_threads() {
+  return int64_t{1024} * common::device_properties().multiProcessorCount;
 }
 
 namespace {
@@ -72,7 +79,7 @@ common::CheckResult check_reduction(const Reduction<T>& reduction, const std::ve
   }
   const double exact = cpu_ref::sum(x);
   const double bound = sum_error_bound(static_cast<int64_t>(x.size()), cpu_ref::sum_abs(x),
-                                       reduction.accumulation);
+                                       reduction.accumulation, tree_run_threads());
   return common::check_close(std::vector<float>{run.value}, {exact}, bound, 0.0, what.str() + " sum");
 }
 

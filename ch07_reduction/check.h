@@ -24,15 +24,20 @@ enum class Op { Sum, Max };
 
 // The bound |gpu − exact| must stay under for a float sum of values whose absolute values sum
 // to `sum_abs` (u = 2^-24, the float unit roundoff; inputs are exact in float):
-//   Tree:   (ceil(log2(n+1)) + ceil(n / 2^16) + 8) · u · Σ|x|   — a worst case: a tree of depth
-//           log2(n) over per-thread runs of at most n / 2^16 additions (every version from 5 on
-//           launches at least 2^16 threads for large n), plus the final rounding of the result;
+//   Tree:   (ceil(log2(n+1)) + ceil(n / t) + 8) · u · Σ|x|   — a worst case: a tree of depth
+//           log2(n) over per-thread runs of at most n / t additions, plus the final rounding
+//           of the result; t = tree_run_threads() = 1024 per SM: versions 5 and 6 launch
+//           a full wave (1024 to 2048 threads per SM), the final version at least one block of
+//           256 threads per SM, each thread with 4 accumulators;
 //   Serial: 6 · sqrt(n) · u · Σ|x|   — the worst case n · u · Σ|x| says nothing once n ≥ 2^24,
 //           so this is the probabilistic bound for independent rounding errors (Higham & Mary,
 //           2019), exceeded with probability below 1e-7.
 // Both shrink relative to |Σx| only when the data are not cancelling: tests of the serial
 // version therefore use data with a positive mean.
-double sum_error_bound(int64_t n, double sum_abs, Accumulation accumulation);
+double sum_error_bound(int64_t n, double sum_abs, Accumulation accumulation, int64_t run_threads);
+
+// t above for the current GPU: 1024 times its SM count.
+int64_t tree_run_threads();
 
 // A reduction under test: `run` must leave the result in out[0] (device pointers).
 template <typename T>

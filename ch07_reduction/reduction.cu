@@ -290,8 +290,10 @@ using PartialsKernel = void (*)(const float*, int64_t, float*);
 // for versions 5 and 6, whose threads loop over the input.
 int64_t teaching_blocks(Version v, int64_t n) {
   const int64_t one_per_thread = std::max<int64_t>(1, ceil_div(n, kBlock));
-  if (v == Version::FirstAdd || v == Version::WarpShuffle)
-    return std::min<int64_t>(one_per_thread, int64_t{sm_count()} * (2048 / kBlock));
+  if (v == Version::FirstAdd || v == Version::WarpShuffle) {
+    const int per_sm = common::device_properties().maxThreadsPerMultiProcessor / kBlock;
+    return std::min<int64_t>(one_per_thread, int64_t{sm_count()} * per_sm);
+  }
   return one_per_thread;
 }
 

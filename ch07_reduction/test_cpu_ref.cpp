@@ -10,6 +10,9 @@
 #include <cmath>
 #include <limits>
 
+// The bound's threads term for a GPU of 132 SMs (an H100 or H200): check::tree_run_threads() there.
+constexpr int64_t kRunThreads = 1024 * 132;
+
 TEST_CASE("cpu_ref::sum is exact on integers and defines the empty sum", "[ch07_reduction][cpu_ref]") {
   std::vector<float> x(100000);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7);
@@ -42,21 +45,21 @@ TEST_CASE("a float loop is no reference: it stops growing at 2^24", "[ch07_reduc
   REQUIRE(cpu_ref::sum(ones) == 33554432.0);
   // A tree's error bound at this size is far tighter than the float loop's actual error.
   const double tree_bound = check::sum_error_bound(ones.size(), cpu_ref::sum_abs(ones),
-                                                   check::Accumulation::Tree);
+                                                   check::Accumulation::Tree, kRunThreads);
   REQUIRE(tree_bound < 33554432.0 - 16777216.0);
 }
 
 TEST_CASE("the error bound grows with n and never admits an all-zero sum", "[ch07_reduction][cpu_ref]") {
   using check::Accumulation;
-  REQUIRE(check::sum_error_bound(1 << 10, 1.0, Accumulation::Tree) <
-          check::sum_error_bound(1 << 20, 1.0, Accumulation::Tree));
+  REQUIRE(check::sum_error_bound(1 << 10, 1.0, Accumulation::Tree, kRunThreads) <
+          check::sum_error_bound(1 << 20, 1.0, Accumulation::Tree, kRunThreads));
   // For positive data (sum == sum |x|) the bound is a small fraction of the sum: at 2^31 for the
   // tree versions, at 2^24 (the largest size it is tested at) for the serial one.
-  REQUIRE(check::sum_error_bound(int64_t{1} << 31, 1.0, Accumulation::Tree) < 1e-2);
-  REQUIRE(check::sum_error_bound(int64_t{1} << 24, 1.0, Accumulation::Serial) < 2e-3);
+  REQUIRE(check::sum_error_bound(int64_t{1} << 31, 1.0, Accumulation::Tree, kRunThreads) < 1e-2);
+  REQUIRE(check::sum_error_bound(int64_t{1} << 24, 1.0, Accumulation::Serial, kRunThreads) < 2e-3);
   // Mean-zero normal data at the largest tested size: |sum| ~ sqrt(n) stays above the bound, so a
   // kernel that writes 0 cannot pass.
   const auto x = common::gen::normal(size_t{1} << 24, 11);
   REQUIRE(std::fabs(cpu_ref::sum(x)) >
-          check::sum_error_bound(x.size(), cpu_ref::sum_abs(x), Accumulation::Tree));
+          check::sum_error_bound(x.size(), cpu_ref::sum_abs(x), Accumulation::Tree, kRunThreads));
 }

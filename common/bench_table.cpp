@@ -25,6 +25,19 @@ bool matches_any(const std::vector<std::string>& filters, const std::string& nam
   return false;
 }
 
+// The whole of `text` as a non-negative decimal number, or nothing.
+std::optional<int64_t> whole_number(const std::string& text) {
+  if (text.empty() || text.size() > 18 ||
+      text.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoll(text);
+}
+
+[[noreturn]] void bad_size(const std::string& text, const std::string& expected) {
+  std::cerr << "bad --sizes entry '" << text << "': expected " << expected << "\n";
+  std::exit(2);
+}
+
 }  // namespace
 
 bool BenchArgs::wants_version(const std::string& name) const { return matches_any(versions, name); }
@@ -64,6 +77,23 @@ BenchArgs parse_bench_args(int argc, char** argv, const std::string& usage) {
     std::exit(1);
   }
   return args;
+}
+
+int64_t parse_size_in_range(const std::string& text, int64_t lo, int64_t hi) {
+  const std::optional<int64_t> value = whole_number(text);
+  if (!value || *value < lo || *value > hi)
+    bad_size(text, "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
+  return *value;
+}
+
+MatrixSize parse_matrix_size(const std::string& text) {
+  const size_t x = text.find('x');
+  const std::optional<int64_t> rows = x == std::string::npos ? std::nullopt
+                                                             : whole_number(text.substr(0, x));
+  const std::optional<int64_t> cols = x == std::string::npos ? std::nullopt
+                                                             : whole_number(text.substr(x + 1));
+  if (!rows || !cols || *cols < 1) bad_size(text, "ROWSxCOLS with COLS >= 1, e.g. 4096x8192");
+  return {*rows, *cols};
 }
 
 BenchTable::BenchTable(std::string title, const BenchArgs& args)

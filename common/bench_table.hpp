@@ -5,6 +5,7 @@
 
 #include "timing.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,17 @@ struct BenchArgs {
 // Parses the common options; prints `usage` and exits 0 on --help, exits 2 on an unknown option.
 // Exits 1 with the reason when no CUDA device is usable: a benchmark cannot run without one.
 BenchArgs parse_bench_args(int argc, char** argv, const std::string& usage);
+
+// One entry of --sizes as a whole number in [lo, hi]; exits 2 naming the entry otherwise.
+int64_t parse_size_in_range(const std::string& text, int64_t lo, int64_t hi);
+
+// One entry of --sizes as a matrix shape "MxN" (M >= 0 rows, N >= 1 columns, e.g. 4096x8192);
+// exits 2 naming the entry otherwise.
+struct MatrixSize {
+  int64_t rows;
+  int64_t cols;
+};
+MatrixSize parse_matrix_size(const std::string& text);
 
 struct BenchRow {
   std::string version;
