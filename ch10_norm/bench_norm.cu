@@ -15,10 +15,9 @@
 #include "common/data_gen.hpp"
 #include "common/device_buffer.hpp"
 #include "common/dtype.hpp"
+#include "common/errors.hpp"
 
-#include <cstdio>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -40,14 +39,8 @@ std::vector<Shape> parse_shapes(const std::vector<std::string>& sizes) {
   if (sizes.empty()) return kDefaultShapes;
   std::vector<Shape> shapes;
   for (const auto& s : sizes) {
-    Shape shape{};
-    char x = 0;
-    std::istringstream in(s);
-    if (!(in >> shape.rows >> x >> shape.n) || x != 'x' || shape.rows < 0 || shape.n < 1) {
-      std::fprintf(stderr, "bad size '%s': expected MxN, e.g. 4096x4096\n", s.c_str());
-      std::exit(2);
-    }
-    shapes.push_back(shape);
+    const common::MatrixSize size = common::parse_matrix_size(s);
+    shapes.push_back({size.rows, size.cols});
   }
   return shapes;
 }
@@ -139,8 +132,10 @@ int main(int argc, char** argv) {
     floor.shape = "-";
     floor.dtype = "-";
     floor.bytes = 0;
-    floor.timing =
-        common::time_gpu([](cudaStream_t stream) { empty_kernel<<<1, 32, 0, stream>>>(); });
+    floor.timing = common::time_gpu([](cudaStream_t stream) {
+      empty_kernel<<<1, 32, 0, stream>>>();
+      CUDA_CHECK_LAUNCH();
+    });
     table.add(floor);
   }
   for (const Shape& shape : parse_shapes(args.sizes)) {

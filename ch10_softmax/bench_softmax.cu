@@ -46,12 +46,8 @@ std::vector<Shape> parse_shapes(const std::vector<std::string>& sizes) {
             {256, 131072}, {65536, 128},  {1, 131072}};
   std::vector<Shape> shapes;
   for (const auto& s : sizes) {
-    const auto x = s.find('x');
-    if (x == std::string::npos) {
-      std::fprintf(stderr, "bad size '%s': expected ROWSxCOLS\n", s.c_str());
-      std::exit(2);
-    }
-    shapes.push_back({std::stoll(s.substr(0, x)), std::stoll(s.substr(x + 1))});
+    const common::MatrixSize size = common::parse_matrix_size(s);
+    shapes.push_back({size.rows, size.cols});
   }
   return shapes;
 }

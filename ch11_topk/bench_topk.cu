@@ -14,7 +14,6 @@
 #include <cuda_bf16.h>
 
 #include <cmath>
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,12 +50,8 @@ __global__ void fill_logits(T* x, int64_t count, uint64_t seed) {
 std::vector<Shape> parse_shapes(const std::vector<std::string>& sizes) {
   std::vector<Shape> shapes;
   for (const auto& s : sizes) {
-    const auto x = s.find('x');
-    if (x == std::string::npos) {
-      std::fprintf(stderr, "--sizes wants MxN, got '%s'\n", s.c_str());
-      std::exit(2);
-    }
-    shapes.push_back({std::stoll(s.substr(0, x)), std::stoll(s.substr(x + 1))});
+    const common::MatrixSize size = common::parse_matrix_size(s);
+    shapes.push_back({size.rows, size.cols});
   }
   return shapes;
 }

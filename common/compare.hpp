@@ -55,6 +55,16 @@ double to_double(T v) {
   return static_cast<double>(to_float(v));
 }
 
+// max |got − ref| over the finite reference values (NaN/inf are checked elementwise).
+template <typename T>
+double max_abs_error(const std::vector<T>& got, const std::vector<double>& ref) {
+  double worst = 0.0;
+  for (size_t i = 0; i < ref.size() && i < got.size(); ++i)
+    if (std::isfinite(ref[i]))
+      worst = std::fmax(worst, std::fabs(to_double(got[i]) - ref[i]));
+  return worst;
+}
+
 // Elementwise |got − ref| ≤ atol + rtol·|ref|, after checking that every element was written
 // (no poison left) and that the sizes agree. `what` names the output in messages.
 template <typename T>
@@ -80,7 +90,8 @@ CheckResult check_close(const std::vector<T>& got, const std::vector<double>& re
   if (bad == 0) return CheckResult::pass();
   std::ostringstream msg;
   msg << what << ": " << bad << " of " << ref.size()
-      << " elements out of tolerance; first:" << first.str();
+      << " elements out of tolerance (max abs error " << max_abs_error(got, ref)
+      << "); first:" << first.str();
   return CheckResult::fail(msg.str());
 }
 

@@ -37,6 +37,12 @@ TEST_CASE("check_indices compares exactly and catches unwritten indices", "[comp
   REQUIRE_FALSE(check_indices(std::vector<int32_t>{3, -1, 2}, {3, 1, 2}, "idx").ok);
 }
 
+TEST_CASE("max_abs_error is the largest elementwise difference over finite references",
+          "[compare]") {
+  REQUIRE(max_abs_error(std::vector<float>{1.0f, 2.0f}, {1.0, 2.0}) == 0.0);
+  REQUIRE(max_abs_error(std::vector<float>{1.5f, 1.0f, 0.0f}, {1.0, 4.0, NAN}) == 3.0);
+}
+
 TEST_CASE("relative_l2_error is the normwise relative error", "[compare]") {
   REQUIRE(relative_l2_error(std::vector<float>{3.0f, 4.0f}, {3.0, 4.0}) == 0.0);
   REQUIRE(relative_l2_error(std::vector<float>{3.0f, 0.0f}, {3.0, 4.0}) == Approx(0.8));
