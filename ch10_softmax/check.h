@@ -25,14 +25,15 @@ using BackwardRun = std::function<void(const T* y, const T* dy, T* dx, int64_t r
 
 // Where the buffers sit: each `*_misalign` elements past a 256-byte boundary, so that kernels
 // meet every phase of the 16-byte grid; in_place runs the kernel with the output on the input
-// (forward: y == x; backward: dx == dy). The backward reads y at in_misalign and dy at
-// out_misalign; dx sits at dx_misalign, or by default out of phase with both
-// ((in + out + 1) % 8).
+// (forward: y == x; backward: dx == dy, or dx == y with dx_on_y). The backward reads y at
+// in_misalign and dy at out_misalign; dx sits at dx_misalign, or by default out of phase with
+// both ((in + out + 1) % 8).
 struct Placement {
   size_t in_misalign = 0;
   size_t out_misalign = 0;
   bool in_place = false;
   int dx_misalign = -1;
+  bool dx_on_y = false;
 };
 
 // Tolerances, per element |gpu - exact| <= atol + rtol * |exact| (u_T: the unit roundoff of T;
@@ -78,12 +79,13 @@ common::CheckResult check_backward(const BackwardRun<T>& run, const std::vector<
 template <typename T>
 std::vector<T> logits(int64_t rows, int64_t cols, uint64_t seed);
 
-// Eight rows of `cols` that exercise the semantics, in this order: all -inf; a quarter -inf
+// Nine rows of `cols` that exercise the semantics, in this order: all -inf; a quarter -inf
 // (one entry always finite); one NaN; one +inf; huge magnitudes (+-1e30, half: +-6e4); all
-// equal; -inf except one entry; plain logits.
+// equal; -inf except one entry; -inf but for one NaN and two finite entries 16 places from it;
+// plain logits.
 template <typename T>
 std::vector<T> special_rows(int64_t cols, uint64_t seed);
-constexpr int64_t kSpecialRows = 8;
+constexpr int64_t kSpecialRows = 9;
 
 // A softmax output y (rounded to T) and a gradient dy for the backward.
 template <typename T>

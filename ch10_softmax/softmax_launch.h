@@ -74,7 +74,9 @@ template <typename T>
 bool cached_fits(const T* x, int64_t cols, int cluster);
 // The most windows a block takes where the launcher can choose (2048: 256 threads x 8 windows,
 // or 512 x 4). A larger block is alone on its SM, and nothing overlaps its loads with another
-// block's reductions and stores: a longer row is split over a cluster instead.
+// block's reductions and stores: with at least two rows per SM a longer row goes to version 5b
+// or is split over a cluster instead (fewer rows may take blocks of up to 4096 windows, see
+// block_per_row_pays).
 constexpr int64_t kPreferredChunkWindows = 2048;
 // Whether the row fits one block of at most kPreferredChunkWindows windows.
 template <typename T>

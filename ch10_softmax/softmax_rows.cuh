@@ -287,13 +287,15 @@ constexpr int max_threads_for_windows(int windows_per_thread) {
                                     : 128;
 }
 
-// Maximum of a window. fmaxf drops NaN, and that is enough here: a NaN (or a +inf, through
-// inf - inf) still reaches the sum of exponentials, which makes the whole row NaN.
+// Maximum of a window; a NaN makes it NaN (one instruction per element on sm_80+, as fmaxf,
+// which would skip the NaN). The NaN must reach the maximum: a thread that read a NaN among
+// nothing but -inf would otherwise hold the pair {-inf, NaN}, which the merges take for an empty
+// set and drop, and the row would not turn NaN.
 template <typename T>
 __device__ __forceinline__ float window_max(const Window<T>& window, float running) {
 #pragma unroll
   for (int i = 0; i < kPackSize<T>; ++i)
-    running = fmaxf(running, element(window, i));
+    running = common::MaxOneInstruction{}(running, element(window, i));
   return running;
 }
 

@@ -28,9 +28,9 @@ namespace {
 // caches (4096, 8191), a cluster's row (32768), and a row longer than any block (131072 + 5).
 const std::vector<int64_t> kCols = {1,    2,    31,   32,   33,    127,       1000,
                                     1024, 1025, 4096, 8191, 32768, 131072 + 5};
-// Rows: one, a few, and many (many only where the CPU reference stays quick).
+// Rows: one, a few, and many (many up to rows of 8191, where the CPU reference stays quick).
 const std::vector<int64_t> kRows = {1, 3};
-const std::vector<int64_t> kManyRowsCols = {1, 2, 33, 127, 1000, 1024, 1025};
+const std::vector<int64_t> kManyRowsCols = {1, 2, 31, 32, 33, 127, 1000, 1024, 1025, 4096, 8191};
 constexpr int64_t kManyRows = 4096;
 
 std::string todo_of(Version v) {
@@ -268,9 +268,8 @@ TEST_CASE("version 8: half and bf16 input and output", "[ch10_softmax][reduced_p
   INFO("fill TODO 8 in softmax_precision.cuh (and the version named below)");
   for (Version v : softmax::kAllVersions) {
     INFO(todo_of(v));
-    const bool fast = v != Version::ThreePass && v != Version::Online;
-    check_version<__half>(v, fast, fast);
-    check_version<__nv_bfloat16>(v, fast, fast);
+    check_version<__half>(v, /*many_rows=*/true, /*long_rows=*/true);
+    check_version<__nv_bfloat16>(v, /*many_rows=*/true, /*long_rows=*/true);
     check_semantics<__half>(v);
     check_semantics<__nv_bfloat16>(v);
   }
@@ -294,23 +293,26 @@ TEST_CASE("version 9: backward", "[ch10_softmax][backward]") {
       std::vector<T> y, dy;
       check::backward_inputs(rows, cols, 500 + i, y, dy);
       check::Placement placement = placement_for(i);
-      placement.in_place = i % 7 == 3;
+      placement.in_place = i % 7 == 3 || i % 7 == 5;
+      placement.dx_on_y = i % 7 == 5;
       INFO("backward " << common::DType<T>::name << ", rows = " << rows << ", cols = " << cols
-                       << (placement.in_place ? " (dx == dy)" : ""));
+                       << (placement.in_place ? (placement.dx_on_y ? " (dx == y)" : " (dx == dy)")
+                                              : ""));
       REQUIRE_CHECK(check::check_backward(run, y, dy, rows, cols, placement));
     }
     // Long aligned rows, enough for two blocks per SM when split: each row in chunks over a
     // cluster (8 chunks of a 16-bit row, 16 of a float one; the last chunk shorter), in place
     // and not.
-    for (bool in_place : {false, true}) {
+    for (int where : {0, 1, 2}) {  // dx apart, dx == dy, dx == y
       const int64_t rows = 64, cols = 131072 + 8;
       std::vector<T> y, dy;
-      check::backward_inputs(rows, cols, in_place ? 601 : 600, y, dy);
+      check::backward_inputs(rows, cols, 600 + static_cast<uint64_t>(where), y, dy);
       check::Placement placement;  // y, dy and dx all on 16 bytes: the split needs them there
       placement.dx_misalign = 0;
-      placement.in_place = in_place;
+      placement.in_place = where != 0;
+      placement.dx_on_y = where == 2;
       INFO("backward " << common::DType<T>::name << ", rows = " << rows << ", cols = " << cols
-                       << (in_place ? " (dx == dy)" : ""));
+                       << (where == 1 ? " (dx == dy)" : where == 2 ? " (dx == y)" : ""));
       REQUIRE_CHECK(check::check_backward(run, y, dy, rows, cols, placement));
     }
   };

@@ -84,10 +84,11 @@ struct Max {
 // Max for floats in one instruction on sm_80 and newer: PTX max.NaN follows the same rule (only
 // the bits may differ: a NaN result is the canonical NaN, and max(+0, -0) is +0), where Max's
 // comparison takes two tests and a select. For kernels that fold every element they read into a
-// maximum (chapter 7's final version: 4 % faster at 2^20 floats, 5 % at 2^24 on an H200). Max
-// keeps its portable form: swapped in everywhere, the inline PTX moved the register allocation
-// of kernels compiled at a register cap, and ptxas spilled 4 bytes in chapter 10 softmax's
-// aligned half and bf16 register caches of 4 windows (48 registers).
+// maximum (chapter 7's final version: 4 % faster at 2^20 floats, 5 % at 2^24 on an H200; chapter
+// 10 softmax's window_max, as fast as fmaxf there). Max keeps its portable form: swapped in
+// everywhere, the inline PTX moved the register allocation of kernels compiled at a register
+// cap, and ptxas spilled 4 bytes in chapter 10 softmax's aligned half and bf16 register caches of
+// 4 windows (48 registers).
 struct MaxOneInstruction {
   __device__ __forceinline__ float operator()(float a, float b) const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
