@@ -19,7 +19,17 @@ void check_sizes(int64_t rows, int64_t n, float eps) {
   CHECK_ARG(n >= 1, "n must be >= 1, got " << n);
   CHECK_ARG(rows <= std::numeric_limits<int64_t>::max() / static_cast<int64_t>(sizeof(T)) / n,
             "a matrix of " << rows << " x " << n << " elements overflows 64 bits of bytes");
-  CHECK_ARG(std::isfinite(eps) && eps >= 0.0f, "eps must be finite and >= 0, got " << eps);
+  CHECK_ARG(std::isfinite(eps) && eps > 0.0f,
+            "eps must be finite and > 0 (a constant row has variance 0), got " << eps);
+}
+
+// Every pointer at an address its element type allows (any element offset is fine: the vector
+// paths peel a head); a pointer between two elements would fault inside a kernel instead.
+template <typename... Elements>
+void check_element_alignment(const Elements*... pointers) {
+  CHECK_ARG(((reinterpret_cast<uintptr_t>(pointers) % alignof(Elements) == 0) && ...),
+            "every pointer must be aligned to the size of its element (2 bytes for half and "
+            "bf16, 4 for float)");
 }
 
 // Whether the matrices of `elements` elements at a and b share any byte (check_sizes bounds the

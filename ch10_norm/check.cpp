@@ -421,6 +421,7 @@ common::CheckResult check_huge(
         compare(&stats[1], e.rstd.data() + pr, e.rstd_tol.data() + pr, 1, 1, r, what + " rstd"));
   }
   result.and_then(common::check_guards(y, what + " y"))
+      .and_then(common::check_guards(mean, what + " mean"))
       .and_then(common::check_guards(rstd, what + " rstd"));
   return result;
 }

@@ -327,6 +327,7 @@ TEST_CASE("reread: statistics in batches, the row read again from cache to norma
   check_layernorm_version<__half>(LayerNormVersion::Reread, kAnyN);
   check_layernorm_version<__nv_bfloat16>(LayerNormVersion::Reread, kAnyN);
   check_rmsnorm_version<float>(RmsNormVersion::Reread, kAnyN);
+  check_rmsnorm_version<__half>(RmsNormVersion::Reread, kAnyN);
   check_rmsnorm_version<__nv_bfloat16>(RmsNormVersion::Reread, kAnyN);
   check_add_rmsnorm_version<float>(RmsNormVersion::Reread, kAnyN);
   check_add_rmsnorm_version<__half>(RmsNormVersion::Reread, kAnyN);
@@ -552,7 +553,8 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
   check_rmsnorm_version<__nv_bfloat16>(RmsNormVersion::Dispatch, kAnyN);
   check_add_rmsnorm_version<float>(RmsNormVersion::Dispatch, kAnyN);
   check_add_rmsnorm_version<__nv_bfloat16>(RmsNormVersion::Dispatch, kAnyN);
-  // M = 0 is a no-op (null pointers allowed); bad sizes, missing pointers, eps < 0 throw.
+  // M = 0 is a no-op (null pointers allowed); bad sizes, missing pointers, eps <= 0 and pointers
+  // between two elements throw.
   REQUIRE_NOTHROW(normalization::layernorm<float>(LayerNormVersion::Dispatch, nullptr, nullptr,
                                                   nullptr, nullptr, nullptr, nullptr, 0, 768,
                                                   1e-5f));
@@ -568,6 +570,23 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
   REQUIRE_THROWS_AS(normalization::rmsnorm<float>(RmsNormVersion::Dispatch, nullptr, nullptr,
                                                   nullptr, nullptr, 4, 768, -1.0f),
                     std::invalid_argument);
+  {
+    common::DeviceBuffer<__nv_bfloat16> a(64), b(64);
+    REQUIRE_THROWS_AS(normalization::layernorm<__nv_bfloat16>(
+                          LayerNormVersion::Dispatch, a.data(), nullptr, nullptr, b.data(),
+                          nullptr, nullptr, 2, 8, 0.0f),
+                      std::invalid_argument);
+    const auto* odd = reinterpret_cast<const __nv_bfloat16*>(
+        reinterpret_cast<const unsigned char*>(a.data()) + 1);
+    REQUIRE_THROWS_AS(normalization::rmsnorm<__nv_bfloat16>(RmsNormVersion::Dispatch, odd,
+                                                            nullptr, b.data(), nullptr, 2, 8,
+                                                            1e-5f),
+                      std::invalid_argument);
+    REQUIRE_THROWS_AS(normalization::add_rmsnorm<__nv_bfloat16>(
+                          RmsNormVersion::Dispatch, a.data(), b.data(), odd, b.data() + 32,
+                          nullptr, 2, 8, 1e-5f),
+                      std::invalid_argument);
+  }
   {  // Overlapping buffers: y == x is in place (run above); any other overlap is refused.
     common::DeviceBuffer<float> a(64), b(64);
     REQUIRE_THROWS_AS(

@@ -10,7 +10,7 @@
 //   5 dispatch    reread or pipelined where they pay, registers, block_loop beyond (dispatch.cu)
 // The fused add_rmsnorm versions compute r = x + residual, write r back to `residual` (the next
 // layer's residual stream) and normalize r, all in the same kernel: 4 tensors move instead of the
-// 6 of an add kernel followed by an RMSNorm kernel.
+// 5 of an add kernel followed by an RMSNorm kernel.
 
 #include "norm.h"
 
@@ -79,11 +79,13 @@ __device__ __forceinline__ void add_residual(RowSlice<T, kPacks>& slice,
                                              const RowTeam<kWarpPerRow>& team) {
   // TODO 7 (about 8 lines; checked by [ch10_norm][fused_add]):
   //   `res` holds the residual row in the same layout as `slice` (x). For the slots this thread
-  //   holds (pack k while k · threads + rank < layout.packs; the extra element while
-  //   rank < layout.extras()), replace x by x + r rounded to T: add_rounded(slice.v[k],
+  //   holds (pack k while k · team.threads + team.rank < layout.packs; the extra element while
+  //   team.rank < layout.extras()), replace x by x + r rounded to T: add_rounded(slice.v[k],
   //   res.v[k]) for packs, from_float<T>(to_float(x) + to_float(r)) for the extra element. That
   //   rounded sum is exactly what is stored and then normalized. Write it back with
-  //   store_row(r_row, nullptr, nullptr, slice, layout, rank, threads, f), f(v, g, b) = v.
+  //   store_row(r_row, no_params, no_params, slice, layout, team.rank, team.threads, f), where
+  //   no_params = static_cast<const T*>(nullptr) (a bare nullptr has no element type) and
+  //   f(v, g, b) = v.
   // BEGIN TODO 7
 #pragma unroll
   for (int k = 0; k < kPacks; ++k)
@@ -104,9 +106,10 @@ __device__ __forceinline__ void rmsnorm_from_slice(const RowSlice<T, kPacks>& sl
                                                    T* y_row, float* rstd_out, int64_t row,
                                                    int64_t n, float eps) {
   // TODO 6 (about 8 lines; checked by [ch10_norm][rmsnorm]):
-  //   mean_sq = team.sum(thread_sum(slice, layout, rank, threads, v ↦ v²)) / n,
-  //   rstd = rsqrtf(mean_sq + eps); store_row(y_row, gamma, nullptr, ...) with
-  //   f(v, g, b) = v · rstd · g; rank 0 stores rstd with write_stats(nullptr, rstd_out, ...).
+  //   mean_sq = team.sum(thread_sum(slice, layout, team.rank, team.threads, v ↦ v²)) / n,
+  //   rstd = rsqrtf(mean_sq + eps); store_row(y_row, gamma, static_cast<const T*>(nullptr),
+  //   slice, layout, team.rank, team.threads, f) with f(v, g, b) = v · rstd · g; team rank 0
+  //   stores rstd with write_stats(nullptr, rstd_out, row, 0.0f, rstd).
   // BEGIN TODO 6
   const float mean_sq =
       team.sum(thread_sum(slice, layout, team.rank, team.threads, [](float v) { return v * v; })) /
@@ -336,6 +339,7 @@ void rmsnorm(RmsNormVersion v, const T* x, const T* gamma, T* y, float* rstd, in
   detail::check_sizes<T>(rows, n, eps);
   if (rows == 0) return;
   CHECK_ARG(x != nullptr && y != nullptr, "x and y must not be null");
+  detail::check_element_alignment(x, gamma, y, rstd);
   detail::check_output_placement(x, y, rows * n);
   if (v == RmsNormVersion::Dispatch) v = choose_rmsnorm_version<T>(rows, n, false);
   detail::launch<T, false>(v, x, nullptr, gamma, y, rstd, rows, n, eps, stream);
@@ -348,6 +352,7 @@ void add_rmsnorm(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y
   if (rows == 0) return;
   CHECK_ARG(x != nullptr && residual != nullptr && y != nullptr,
             "x, residual and y must not be null");
+  detail::check_element_alignment(x, residual, gamma, y, rstd);
   detail::check_output_placement(x, y, rows * n);
   detail::check_residual_placement(x, residual, y, rows * n);
   if (v == RmsNormVersion::Dispatch) v = choose_rmsnorm_version<T>(rows, n, true);
