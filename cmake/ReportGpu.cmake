@@ -1,23 +1,18 @@
-# Says at configure time whether a GPU is present, and so whether the GPU tests will run or be
-# reported as skipped (ctest does not show a skipped test's own message). Each GPU test binary,
-# run by hand, prints the exact reason the CUDA runtime gives.
-find_program(NVIDIA_SMI nvidia-smi)
-set(_gpu "")
-if(NVIDIA_SMI)
-  execute_process(COMMAND ${NVIDIA_SMI} --query-gpu=name --format=csv,noheader
-                  OUTPUT_VARIABLE _gpu ERROR_VARIABLE _gpu_error RESULT_VARIABLE _rc
-                  OUTPUT_STRIP_TRAILING_WHITESPACE)
-  if(NOT _rc EQUAL 0)
-    set(_gpu "")
-  endif()
-endif()
-if(_gpu)
-  string(REPLACE "\n" ", " _gpu "${_gpu}")
-  message(STATUS "GPU found: ${_gpu}. The GPU tests and the benchmarks will run.")
-elseif(NVIDIA_SMI)
-  message(STATUS "No usable GPU: nvidia-smi failed (${_gpu_error}). The GPU tests will be reported "
-                 "as skipped and the benchmarks cannot run.")
+# Says at configure time whether the GPU tests will run or be reported as skipped, and why: ctest
+# does not show a skipped test's own message. A small program asks the CUDA runtime, as the tests
+# will, and prints the device or the runtime's reason (the driver may be missing or too old even
+# where nvidia-smi answers). Each GPU test binary, run by hand, prints the same reason.
+try_run(_gpu_probe_ran _gpu_probe_compiled
+        SOURCES ${CMAKE_CURRENT_LIST_DIR}/gpu_probe.cpp
+        LINK_LIBRARIES CUDA::cudart
+        COMPILE_OUTPUT_VARIABLE _gpu_probe_build_log
+        RUN_OUTPUT_VARIABLE _gpu_probe_said)
+if(NOT _gpu_probe_compiled)
+  message(STATUS "Could not build the GPU probe (cmake/gpu_probe.cpp), so whether the GPU tests "
+                 "will run is not known here; a GPU test binary run by hand says.")
+elseif(_gpu_probe_ran EQUAL 0)
+  message(STATUS "GPU found: ${_gpu_probe_said}. The GPU tests and the benchmarks will run.")
 else()
-  message(STATUS "No GPU: nvidia-smi not found. The GPU tests will be reported as skipped (each "
-                 "test binary prints the reason when run) and the benchmarks cannot run.")
+  message(STATUS "No usable GPU: ${_gpu_probe_said}. The GPU tests will be reported as skipped "
+                 "and the benchmarks cannot run.")
 endif()
