@@ -55,13 +55,17 @@ double to_double(T v) {
   return static_cast<double>(to_float(v));
 }
 
-// max |got − ref| over the finite reference values (NaN/inf are checked elementwise).
+// max |got − ref| over the finite reference values (NaN/inf references are checked elementwise);
+// NaN if got is NaN where the reference is finite.
 template <typename T>
 double max_abs_error(const std::vector<T>& got, const std::vector<double>& ref) {
   double worst = 0.0;
-  for (size_t i = 0; i < ref.size() && i < got.size(); ++i)
-    if (std::isfinite(ref[i]))
-      worst = std::fmax(worst, std::fabs(to_double(got[i]) - ref[i]));
+  for (size_t i = 0; i < ref.size() && i < got.size(); ++i) {
+    if (!std::isfinite(ref[i])) continue;
+    const double d = std::fabs(to_double(got[i]) - ref[i]);
+    if (std::isnan(d)) return d;  // NaN where the reference is finite
+    worst = std::fmax(worst, d);
+  }
   return worst;
 }
 

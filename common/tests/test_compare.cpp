@@ -41,6 +41,7 @@ TEST_CASE("max_abs_error is the largest elementwise difference over finite refer
           "[compare]") {
   REQUIRE(max_abs_error(std::vector<float>{1.0f, 2.0f}, {1.0, 2.0}) == 0.0);
   REQUIRE(max_abs_error(std::vector<float>{1.5f, 1.0f, 0.0f}, {1.0, 4.0, NAN}) == 3.0);
+  REQUIRE(std::isnan(max_abs_error(std::vector<float>{NAN, 1.0f}, {1.0, 4.0})));
 }
 
 TEST_CASE("relative_l2_error is the normwise relative error", "[compare]") {
