@@ -27,7 +27,7 @@ void check_sizes(int64_t rows, int64_t n, float eps) {
 // paths peel a head); a pointer between two elements would fault inside a kernel instead.
 template <typename... Elements>
 void check_element_alignment(const Elements*... pointers) {
-  CHECK_ARG(((reinterpret_cast<uintptr_t>(pointers) % alignof(Elements) == 0) && ...),
+  CHECK_ARG(common::elements_aligned(pointers...),
             "every pointer must be aligned to the size of its element (2 bytes for half and "
             "bf16, 4 for float)");
 }

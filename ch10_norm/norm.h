@@ -14,8 +14,9 @@
 // γ (gamma) and β (beta) have N elements; either may be nullptr (γ = 1, β = 0). The per-row
 // statistics `mean` and `rstd` (M floats each, what a backward pass needs) may be nullptr too.
 // eps must be > 0: a constant row has variance 0, so y = β (up to the rounding of the row's mean)
-// and never NaN. Pointers must be aligned to their element size. A NaN or infinity makes its own row's output
-// NaN (LayerNorm; RMSNorm follows the formula: rstd = 0 for an infinite row) and no other row's.
+// and never NaN. Pointers must be aligned to their element size. A NaN or infinity makes its own
+// row's output NaN (LayerNorm; RMSNorm follows the formula: rstd = 0 for an infinite row) and no
+// other row's.
 // Sizes are 64-bit: any N >= 1, any M >= 0, M·N beyond 2^31. In place, y == x, is supported by
 // every version (the fused add included: y may overwrite x); any other overlap of y with x, and
 // any overlap of the fused add's residual with x or y, is rejected. Every call validates its

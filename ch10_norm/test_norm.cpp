@@ -1,6 +1,6 @@
 // Chapter 10's GPU tests, built twice: against the skeleton (the student's build, ctest label
-// student_ch10_norm, selected by -L ch10_norm) and against the solution (label solutions). Each TEST_CASE checks one TODO (or the
-// TODOs one version needs), for fp32, fp16 and bf16.
+// student_ch10_norm, selected by -L ch10_norm) and against the solution (label solutions).
+// Each TEST_CASE checks one TODO (or the TODOs one version needs), for fp32, fp16 and bf16.
 #include "check.h"
 #include "cpu_ref.h"
 #include "norm.h"

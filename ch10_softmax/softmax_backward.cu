@@ -396,10 +396,8 @@ void softmax_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols
   if (rows == 0) return;
   CHECK_ARG(y != nullptr && dy != nullptr && dx != nullptr,
             "y, dy and dx must be device pointers, got null");
-  for (const void* p :
-       {static_cast<const void*>(y), static_cast<const void*>(dy), static_cast<const void*>(dx)})
-    CHECK_ARG(reinterpret_cast<uintptr_t>(p) % alignof(T) == 0,
-              "y, dy and dx must be aligned to their element size (" << alignof(T) << " bytes)");
+  CHECK_ARG(common::elements_aligned(y, dy, dx),
+            "y, dy and dx must be aligned to their element size (" << alignof(T) << " bytes)");
   const size_t bytes = static_cast<size_t>(rows * cols) * sizeof(T);
   CHECK_ARG((dx == y || !common::buffers_overlap(dx, y, bytes)) &&
                 (dx == dy || !common::buffers_overlap(dx, dy, bytes)),

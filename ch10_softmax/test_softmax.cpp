@@ -1,7 +1,7 @@
 // Chapter 10's GPU tests, built twice: against the skeleton (the student's build, ctest label
-// student_ch10_softmax, selected by -L ch10_softmax) and against the solution (label solutions). Each TEST_CASE checks one TODO;
-// INFO says which to fill when it fails. One test, tagged [large], moves more than 2^31
-// elements; the sanitizer runs skip it.
+// student_ch10_softmax, selected by -L ch10_softmax) and against the solution (label
+// solutions). Each TEST_CASE checks one TODO; INFO says which to fill when it fails. One test,
+// tagged [large], moves more than 2^31 elements; the sanitizer runs skip it.
 #include "check.h"
 #include "softmax.h"
 #include "softmax_launch.h"

@@ -1,5 +1,6 @@
-// Whether two buffers share memory: what the entry points check before they accept an output
-// that may alias an input (in place allowed, partial overlap refused).
+// Where buffers sit, as the entry points check it before they launch anything: whether two share
+// memory (an output may alias an input in place; partial overlap is refused), and whether
+// pointers are aligned to their elements.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +14,12 @@ namespace common {
 inline bool buffers_overlap(const void* a, const void* b, size_t bytes) {
   const auto begin_a = reinterpret_cast<uintptr_t>(a), begin_b = reinterpret_cast<uintptr_t>(b);
   return begin_a < begin_b + bytes && begin_b < begin_a + bytes;
+}
+
+// Whether every pointer sits at an address its element type allows (nullptr does).
+template <typename... Elements>
+bool elements_aligned(const Elements*... pointers) {
+  return ((reinterpret_cast<uintptr_t>(pointers) % alignof(Elements) == 0) && ...);
 }
 
 }  // namespace common

@@ -87,8 +87,7 @@ void validate(const T* x, const T* y, int64_t rows, int64_t cols) {
             "rows * cols overflows 64 bits: " << rows << " x " << cols);
   if (rows == 0) return;
   CHECK_ARG(x != nullptr && y != nullptr, "x and y must be device pointers, got null");
-  CHECK_ARG(reinterpret_cast<uintptr_t>(x) % alignof(T) == 0 &&
-                reinterpret_cast<uintptr_t>(y) % alignof(T) == 0,
+  CHECK_ARG(common::elements_aligned(x, y),
             "x and y must be aligned to their element size (" << alignof(T) << " bytes)");
   CHECK_ARG(x == y || !common::buffers_overlap(x, y, static_cast<size_t>(rows * cols) * sizeof(T)),
             "x and y overlap without being equal: in place (y == x) is supported, partial "

@@ -231,12 +231,11 @@ struct CandidateFilter {
   }
 };
 
-// The larger of a and b, NaN when either is NaN (NaN ranks above everything): one instruction,
-// where fmaxf would drop the NaN and a comparison-based max takes three.
+// The larger of a and b, NaN when either is NaN (NaN ranks above everything): one instruction
+// (common::MaxOneInstruction), where fmaxf would drop the NaN and a comparison-based max takes
+// three.
 __device__ __forceinline__ float max_nan(float a, float b) {
-  float m;
-  asm("max.NaN.f32 %0, %1, %2;" : "=f"(m) : "f"(a), "f"(b));
-  return m;
+  return common::MaxOneInstruction{}(a, b);
 }
 
 // 16 bytes of the row, kept as the four 32-bit words they were loaded as; an element is taken
