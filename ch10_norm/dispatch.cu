@@ -82,7 +82,7 @@ bool reread_pays(NormOp op, int64_t rows, int64_t n) {
   // in registers (400x5120: LayerNorm 8.2 us against 10.2 for Reread, RMSNorm 8.3 against 9.0).
   // Without the ring (no bulk copies) they stay with Reread, which beat Registers there (400x7168
   // RMSNorm: 10.7 against 11.8). The fused add's Reread kernel won at every count measured beyond
-  // 16 KiB. The figures are in the README's tables of fewer rows.
+  // 16 KiB. The figures are in TUNING.md's tables of fewer rows.
   constexpr int64_t KiB = 1024;
   const int64_t sms = common::device_properties().multiProcessorCount;
   if (detail::reread_long_row(op, sizeof(T), row_bytes)) return true;

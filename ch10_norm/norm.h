@@ -79,8 +79,8 @@ constexpr int64_t kManyRows = 512;
 // The three operations, where a rule depends on which one runs.
 enum class NormOp { LayerNorm, RmsNorm, AddRmsNorm };
 
-// Where the Pipelined versions beat the Registers versions (measured on an H200, see the
-// chapter README): many rows, 2-byte elements (fp16, bf16; fp32 rows keep twice the bytes in
+// Where the Pipelined versions beat the Registers versions (measured on an H200, see
+// TUNING.md): many rows, 2-byte elements (fp16, bf16; fp32 rows keep twice the bytes in
 // flight per element, and there Registers is as fast or faster), rows of at least
 // min_pipelined_row_bytes(op), and pipelined_available; with fewer rows, from the third row per
 // SM on, 16-bit LayerNorm from 8 KiB, and fp32 LayerNorm over 20 KiB and RMSNorm of 28 KiB or
@@ -101,7 +101,7 @@ constexpr int64_t min_pipelined_row_bytes(NormOp op) {
 // The longest row the Reread versions take (their pack and batch indices are 32-bit).
 constexpr int64_t kMaxRereadN = int64_t{1} << 30;
 
-// Where the Reread versions beat the others (measured on an H200, see the chapter README): rows
+// Where the Reread versions beat the others (measured on an H200, see TUNING.md): rows
 // too long for the Registers versions, at any count; otherwise where the rows in flight fit in
 // L2 (so that the second read finds them there; the fused add counts two per block): with many
 // rows, the row lengths where they measured faster (reread_measured_faster in reread_config.h);

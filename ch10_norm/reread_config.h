@@ -60,7 +60,7 @@ constexpr int reread_max_packs(NormOp op) {
 }
 
 // The shape that was fastest on an H200 (every shape timed at rows of 4 to 64 KiB, fp32 and
-// bf16, see the chapter README): 4 packs per thread (2 for rows of at most 256 packs), and
+// bf16, see TUNING.md): 4 packs per thread (2 for rows of at most 256 packs), and
 // the smallest block of 128 to 512 threads whose batch covers the row. Rows longer than one
 // batch of 512 × 4 packs take batches of 512 × 8 where op has them (reread_max_packs; aligned
 // rows only, with_reread_instance): one batch instead of two for rows of up to 4096 packs,
@@ -103,7 +103,7 @@ bool reread_rows_fit_l2(NormOp op, int64_t rows, int64_t n) {
 }
 
 // Where the Reread versions beat the Registers and Pipelined versions on an H200 (bench_norm,
-// at least 512 rows of 2 to 128 KiB; the chapter README has the tables). Elsewhere they lose, by
+// at least 512 rows of 2 to 128 KiB; TUNING.md has the tables). Elsewhere they lose, by
 // up to 16 %: their second pass repeats the loads and the arithmetic that a register-held row
 // does once.
 // - Rows beyond 32 KiB (reread_long_row): the Registers layout needs 8 packs a thread there

@@ -460,7 +460,7 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
                                                           : RmsNormVersion::BlockLoop));
     }
   }
-  {  // The rule for fewer rows at lengths kRowLengths lacks (the README's table of fewer rows).
+  {  // The rule for fewer rows at lengths kRowLengths lacks (TUNING.md's tables of fewer rows).
     const int64_t sms = common::device_properties().multiProcessorCount;
     // A long row (40 KiB of bf16) is read twice at any count.
     for (int64_t rows : {int64_t{1}, sms, many - 1}) {

@@ -5,8 +5,9 @@
 //            whose rows in flight fit in L2: version 5b, a block per row reading it twice;
 //            rows that fit a block: version 5, a block per row; few rows, or rows too long for
 //            a block: version 6 (the row split over a cluster of blocks keeps every SM busy);
-//            each where it was measured fastest (the README's tables). Rows too long for any
-//            register cache: version 5b; beyond 2^30 elements, version 3.
+//            each where it was measured fastest (the README's table; the sweeps behind each
+//            rule are in TUNING.md). Rows too long for any register cache: version 5b; beyond
+//            2^30 elements, version 3.
 // Test it:  ./ch10_softmax/ch10_softmax_student_tests "[final]"
 #include "softmax.h"
 #include "softmax_launch.h"
@@ -52,7 +53,7 @@ using detail::Epilogue;
 template <typename T>
 Version choose_version(const T* x, int64_t rows, int64_t cols) {
   // TODO 7 (about 9 lines; checked by [ch10_softmax][final]):
-  //   Pick by the shape, the fastest kernel that fits (the README's table says why):
+  //   Pick by the shape, the fastest kernel that fits (TUNING.md says why):
   //   - rows of at most 2 KiB (cols * sizeof(T) <= 2048): Version::WarpPerRow;
   //   - else, with fewer than two rows per SM where a block per row was measured faster than
   //     the other versions (detail::block_per_row_pays(x, rows, cols)): Version::BlockCached;
