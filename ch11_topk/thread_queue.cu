@@ -30,8 +30,8 @@ __device__ __forceinline__ void queue_insert(uint64_t (&queue)[kQueue], uint64_t
   //   First the filter: if c is not larger than the last entry, return at once (this is what
   //   makes the common case one comparison). Otherwise shift the smaller entries down by one and
   //   drop c into its place. Use only compile-time indices (a fully unrolled loop over j from
-  //   kQueue - 1 down to 1 that picks, for each queue[j], between queue[j - 1], c and queue[j]),
-  //   so that the queue stays in registers.
+  //   kQueue - 1 down to 1 that picks, for each queue[j], between queue[j - 1], c and queue[j],
+  //   then queue[0] = the larger of queue[0] and c), so that the queue stays in registers.
   // BEGIN TODO 1
   (void)queue;
   (void)c;

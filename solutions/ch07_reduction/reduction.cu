@@ -235,8 +235,9 @@ __global__ void __launch_bounds__(kFinalBlock)
 
   // TODO 7b (about 2 lines; checked by [ch07_reduction][final]):
   //   The head and the tail hold fewer than kPack elements each: thread number `thread` of the
-  //   grid adds head element x[thread] (if thread < head) into acc[0] and tail element
-  //   x[tail_start + thread] (if that is < n) into acc[1]. Convert with static_cast<float>.
+  //   grid folds head element x[thread] (if thread < head) into acc[0] and tail element
+  //   x[tail_start + thread] (if that is < n) into acc[1], with op, not +, since the same kernel
+  //   takes the maximum: acc[0] = op(acc[0], static_cast<float>(x[thread])).
   // BEGIN TODO 7b
   if (thread < head) acc[0] = op(acc[0], static_cast<float>(x[thread]));
   if (tail_start + thread < n) acc[1] = op(acc[1], static_cast<float>(x[tail_start + thread]));

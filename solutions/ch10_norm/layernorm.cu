@@ -121,12 +121,12 @@ __device__ __forceinline__ void layernorm_from_slice(const RowSlice<T, kPacks>& 
                                                      float* mean_out, float* rstd_out, int64_t row,
                                                      int64_t n, float eps) {
   // TODO 5 (about 12 lines; checked by [ch10_norm][registers]):
-  //   mean = team.sum(thread_sum(slice, layout, rank, threads, v ↦ v)) / n; var the same way
-  //   with v ↦ (v − mean)² (thread_sum visits only the elements this thread holds, so empty
-  //   slots never count as (0 − mean)²); rstd = rsqrtf(var + eps). Every thread of the team
+  //   mean = team.sum(thread_sum(slice, layout, team.rank, team.threads, v ↦ v)) / n; var
+  //   the same way with v ↦ (v − mean)² (thread_sum visits only the elements this thread holds,
+  //   so empty slots never count as (0 − mean)²); rstd = rsqrtf(var + eps). Every thread of the team
   //   must call team.sum (it may hold a barrier). Then store_row(y_row, gamma, beta, slice,
-  //   layout, rank, threads, f) with f(v, g, b) = (v − mean) · rstd · g + b, and write_stats
-  //   from rank 0.
+  //   layout, team.rank, team.threads, f) with f(v, g, b) = (v − mean) · rstd · g + b, and
+  //   write_stats where team.rank == 0.
   // BEGIN TODO 5
   const float inv_n = 1.0f / static_cast<float>(n);
   const float mean =

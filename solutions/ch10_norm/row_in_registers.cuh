@@ -129,7 +129,7 @@ __device__ __forceinline__ void load_row(RowSlice<T, kPacks>& slice, const T* ro
   //   (kVec = RowLayout<T>::kVec). If p < layout.packs, read it into slice.v[k]: one
   //   common::load_pack (16 bytes) when layout.vectorized, else kVec scalar loads into
   //   slice.v[k].v[e]. Slots with p >= layout.packs are never read: leave them. Then
-  //   slice.extra = row[extra_column(rank)] when rank < layout.extras(). Put `#pragma unroll`
+  //   slice.extra = row[layout.extra_column(rank)] when rank < layout.extras(). Put `#pragma unroll`
   //   on the loops over k and e: with constant indices the slice stays in registers (a runtime
   //   index would move it to local memory).
   // BEGIN TODO 4

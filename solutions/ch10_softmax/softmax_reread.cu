@@ -67,9 +67,9 @@ __global__ void __launch_bounds__(kThreads) SOFTMAX_MAX_REGISTERS(reread_registe
     //   (c) For each batch, the last one first (its windows are the likeliest still in L1):
     //       load every present window again (Reuse::Once: this is its last read) and
     //       store_window(y_row, cols, layout, w, finish_window(window, stats, log_softmax),
-    //       y_vector_ok). In place (y == x) stays correct: each window is read again and
-    //       written by the same thread, after every first-pass read (the block reduction's
-    //       barrier).
+    //       y_vector_ok, Reuse::Once) (streaming stores: y is not read again). In place
+    //       (y == x) stays correct: each window is read again and written by the same thread,
+    //       after every first-pass read (the block reduction's barrier).
     //   #pragma unroll the loops over k, not over b.
     // BEGIN TODO 5b
     float m = -INFINITY, l = 0.0f;  // the thread's running pair

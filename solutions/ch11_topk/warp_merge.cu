@@ -93,7 +93,8 @@ __device__ __forceinline__ void warp_offer(uint64_t (&queue)[kRows], uint64_t& t
   //      lane order reversed: replace it by max(queue[kRows - 1], candidate of lane 31 - lane)
   //      (shfl_xor with 31 reverses the lanes). The queue is now bitonic and holds the 32 * kRows
   //      largest of queue + candidates; warp_merge_descending sorts it.
-  //   4. The new threshold is the queue's smallest entry: register kRows - 1 of lane 31.
+  //   4. The new threshold is the queue's smallest entry, register kRows - 1 of lane 31, which
+  //      every lane must use: broadcast it with __shfl_sync(kFullWarpMask, queue[kRows - 1], 31).
   // BEGIN TODO 2
   const bool candidate = c > threshold;
   if (!__any_sync(kFullWarpMask, candidate)) return;
