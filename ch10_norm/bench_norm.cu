@@ -9,15 +9,24 @@
 // GB/s counts the bytes an operation cannot avoid: x read and y written once (LayerNorm, RMSNorm),
 // x and residual read, residual and y written (fused add), plus γ, β and the statistics. The
 // "% copy" column compares that with a device-to-device copy measured in the same process.
+// Before a version is timed, it runs once on poisoned outputs and its first and last rows are
+// checked against cpu_ref with the tests' bounds; a wrong one prints WRONG RESULT instead of a
+// time, and the exit status is 1.
+#include "check.h"
 #include "norm.h"
 
 #include "common/bench_table.hpp"
+#include "common/compare.hpp"
 #include "common/data_gen.hpp"
 #include "common/device_buffer.hpp"
 #include "common/dtype.hpp"
 #include "common/errors.hpp"
 
+#include <cstdio>
+#include <exception>
 #include <functional>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -34,6 +43,22 @@ struct Shape {
 
 const std::vector<Shape> kDefaultShapes = {
     {4096, 4096}, {16384, 1024}, {4096, 8192}, {1024, 16384}, {16384, 4096}, {1, 8192}, {32, 8192}};
+
+// "" when every got[i] lies within tol[i] of ref[i] (NaN only where ref is NaN, so an element
+// still holding the poison fails), else the first element that does not.
+template <typename G>
+std::string mismatch(const char* name, int64_t row, const std::vector<G>& got,
+                     const std::vector<double>& ref, const std::vector<double>& tol) {
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double g = common::to_double(got[i]);
+    if (common::close_or_same_special(g, ref[i], tol[i])) continue;
+    std::ostringstream s;
+    s << name << "[" << i << "] of row " << row << " is " << g << ", expected " << ref[i]
+      << " (tolerance " << tol[i] << ")";
+    return s.str();
+  }
+  return "";
+}
 
 std::vector<Shape> parse_shapes(const std::vector<std::string>& sizes) {
   if (sizes.empty()) return kDefaultShapes;
@@ -64,9 +89,71 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table, const
   const double rmsnorm_bytes = 2 * rows * cols * s + cols * s + 4 * rows;
   const double fused_bytes = 4 * rows * cols * s + cols * s + 4 * rows;
 
-  auto run = [&](const std::string& version, double bytes,
+  const std::vector<T> gamma_h = gamma.download(), beta_h = beta.download();
+
+  // One run on poisoned outputs, then the first and the last row (a wrong row offset or grid
+  // tail shows there) against cpu_ref in double with the tests' element-wise bounds (check.h):
+  // a few roundings to T plus the error of float statistics over n terms. Only those rows are
+  // copied back. "" when they pass.
+  auto wrong_result = [&](normalization::NormOp op,
+                          const std::function<void(cudaStream_t)>& launch) -> std::string {
+    const bool fused = op == normalization::NormOp::AddRmsNorm;
+    std::vector<int64_t> checked;
+    if (shape.rows > 0) checked.push_back(0);
+    if (shape.rows > 1) checked.push_back(shape.rows - 1);
+    // The fused add reads the residual and overwrites it (earlier runs have changed it): keep
+    // what this run reads.
+    std::vector<std::vector<T>> residual_in;
+    if (fused)
+      for (int64_t r : checked)
+        residual_in.push_back(residual.download(static_cast<size_t>(r) * n, n));
+    y.fill_bytes(common::kPoisonByte);
+    mean.fill_bytes(common::kPoisonByte);
+    rstd.fill_bytes(common::kPoisonByte);
+    try {
+      launch(nullptr);
+    } catch (const std::logic_error& e) {  // an unfinished dispatcher, a TODO that throws
+      return std::string("the launch threw: ") + e.what();
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+    for (size_t i = 0; i < checked.size(); ++i) {
+      const int64_t r = checked[i];
+      const size_t at = static_cast<size_t>(r) * n;
+      check::Problem<T> p;
+      p.rows = 1;
+      p.n = shape.n;
+      p.x = x.download(at, n);
+      p.gamma = gamma_h;
+      check::Expected e;
+      if (op == normalization::NormOp::LayerNorm) {
+        p.beta = beta_h;
+        e = check::expect_layernorm(p);
+      } else if (fused) {
+        p.residual = residual_in[i];
+        e = check::expect_add_rmsnorm(p);
+      } else {
+        e = check::expect_rmsnorm(p);
+      }
+      std::string why = mismatch("y", r, y.download(at, n), e.y, e.y_tol);
+      if (why.empty() && !e.mean.empty())
+        why = mismatch("mean", r, mean.download(static_cast<size_t>(r), 1), e.mean, e.mean_tol);
+      if (why.empty())
+        why = mismatch("rstd", r, rstd.download(static_cast<size_t>(r), 1), e.rstd, e.rstd_tol);
+      if (why.empty() && fused)
+        why = mismatch("residual", r, residual.download(at, n), e.residual, e.residual_tol);
+      if (!why.empty()) return why;
+    }
+    return "";
+  };
+
+  auto run = [&](const std::string& version, normalization::NormOp op, double bytes,
                  const std::function<void(cudaStream_t)>& launch) {
     if (!args.wants_version(version)) return;
+    const std::string why = wrong_result(op, launch);
+    if (!why.empty()) {
+      table.add_wrong(version, shape.text(), dtype, why);
+      return;
+    }
     common::BenchRow row;
     row.version = version;
     row.shape = shape.text();
@@ -86,10 +173,11 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table, const
     if (!version_runs(v == normalization::LayerNormVersion::Registers,
                       v == normalization::LayerNormVersion::Pipelined, false))
       continue;
-    run(normalization::version_name(v), layernorm_bytes, [&](cudaStream_t stream) {
-      normalization::layernorm(v, x.data(), gamma.data(), beta.data(), y.data(), mean.data(),
-                               rstd.data(), shape.rows, shape.n, 1e-5f, stream);
-    });
+    run(normalization::version_name(v), normalization::NormOp::LayerNorm, layernorm_bytes,
+        [&](cudaStream_t stream) {
+          normalization::layernorm(v, x.data(), gamma.data(), beta.data(), y.data(), mean.data(),
+                                   rstd.data(), shape.rows, shape.n, 1e-5f, stream);
+        });
   }
   auto rmsnorm_runs = [&](normalization::RmsNormVersion v, bool fused) {
     return version_runs(v == normalization::RmsNormVersion::Registers,
@@ -97,8 +185,8 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table, const
   };
   for (normalization::RmsNormVersion v : normalization::kRmsNormVersions) {
     if (!rmsnorm_runs(v, false)) continue;
-    run(std::string("rmsnorm_") + normalization::version_name(v), rmsnorm_bytes,
-        [&](cudaStream_t stream) {
+    run(std::string("rmsnorm_") + normalization::version_name(v), normalization::NormOp::RmsNorm,
+        rmsnorm_bytes, [&](cudaStream_t stream) {
           normalization::rmsnorm(v, x.data(), gamma.data(), y.data(), rstd.data(), shape.rows,
                                  shape.n, 1e-5f, stream);
         });
@@ -107,8 +195,8 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table, const
     if (!rmsnorm_runs(v, true)) continue;
     // The residual changes in place on every run; its values stay bounded (it grows by x each
     // time, a few hundred runs at most), which does not change the time.
-    run(std::string("add_rmsnorm_") + normalization::version_name(v), fused_bytes,
-        [&](cudaStream_t stream) {
+    run(std::string("add_rmsnorm_") + normalization::version_name(v),
+        normalization::NormOp::AddRmsNorm, fused_bytes, [&](cudaStream_t stream) {
           normalization::add_rmsnorm(v, x.data(), residual.data(), gamma.data(), y.data(),
                                      rstd.data(), shape.rows, shape.n, 1e-5f, stream);
         });
@@ -138,10 +226,15 @@ int main(int argc, char** argv) {
     });
     table.add(floor);
   }
-  for (const Shape& shape : parse_shapes(args.sizes)) {
-    bench_dtype<float>(selected, table, shape);
-    bench_dtype<__nv_bfloat16>(selected, table, shape);
-    bench_dtype<__half>(selected, table, shape);
+  try {
+    for (const Shape& shape : parse_shapes(args.sizes)) {
+      bench_dtype<float>(selected, table, shape);
+      bench_dtype<__nv_bfloat16>(selected, table, shape);
+      bench_dtype<__half>(selected, table, shape);
+    }
+  } catch (const std::exception& e) {  // a CUDA error: after a fault nothing more can run
+    std::fprintf(stderr, "bench_norm: %s\n", e.what());
+    return 1;
   }
-  return 0;
+  return table.exit_status();
 }

@@ -127,8 +127,7 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
       }
       CUDA_CHECK(cudaDeviceSynchronize());
       if (!rows_sum_to_one(y, shape)) {
-        std::printf("%s %s %s: WRONG RESULT (rows do not sum to 1), not timed\n", name.c_str(),
-                    shape.name().c_str(), dtype);
+        table.add_wrong(name, shape.name(), dtype, "rows do not sum to 1");
         continue;
       }
       table.add({name, shape.name(), dtype, common::time_gpu(launch), bytes, vendor_us});
@@ -165,5 +164,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_softmax: %s\n", e.what());
     return 1;
   }
-  return 0;
+  return table.exit_status();
 }

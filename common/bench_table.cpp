@@ -2,6 +2,7 @@
 
 #include "gpu_info.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -131,6 +132,16 @@ void BenchTable::add(BenchRow row) {
                 row.shape.c_str(), row.dtype.c_str(), row.timing.median_us, gbs, pct, vs);
   }
   std::fflush(stdout);
+}
+
+void BenchTable::add_wrong(const std::string& version, const std::string& shape,
+                           const std::string& dtype, const std::string& why) {
+  std::string line = why;  // checker messages list the first bad elements on lines of their own
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  std::printf("%s%s %s %s: WRONG RESULT (%s), not timed\n", csv_ ? "# " : "", version.c_str(),
+              shape.c_str(), dtype.c_str(), line.c_str());
+  std::fflush(stdout);
+  any_wrong_ = true;
 }
 
 }  // namespace common

@@ -51,12 +51,20 @@ class BenchTable {
   // Prints the banner (device, copy bandwidth) unless the output is CSV.
   BenchTable(std::string title, const BenchArgs& args);
   void add(BenchRow row);  // printed at once, so long runs show progress
+  // A row whose output failed the check run before timing: "<version> <shape> <dtype>: WRONG
+  // RESULT (<why>), not timed" on stdout, in order with the rows (a '#' comment line in CSV mode,
+  // so the CSV stays parseable).
+  void add_wrong(const std::string& version, const std::string& shape, const std::string& dtype,
+                 const std::string& why);
+  // What main returns: 1 once any row was wrong, so that scripts notice; else 0.
+  int exit_status() const { return any_wrong_ ? 1 : 0; }
   double copy_gbs() const { return copy_gbs_; }
 
  private:
   std::string title_;
   bool csv_;
   double copy_gbs_;
+  bool any_wrong_ = false;
 };
 
 }  // namespace common

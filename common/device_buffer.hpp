@@ -50,6 +50,15 @@ class DeviceBuffer {
     if (count_ > 0) CUDA_CHECK(cudaMemcpy(host.data(), ptr_, bytes(), cudaMemcpyDeviceToHost));
     return host;
   }
+  // Elements [first, first + count) only: one row of a matrix too large to copy back whole.
+  std::vector<T> download(size_t first, size_t count) const {
+    CHECK_ARG(first <= count_ && count <= count_ - first,
+              "elements [" << first << ", " << first + count << ") of a buffer of " << count_);
+    std::vector<T> host(count);
+    if (count > 0)
+      CUDA_CHECK(cudaMemcpy(host.data(), ptr_ + first, count * sizeof(T), cudaMemcpyDeviceToHost));
+    return host;
+  }
   void fill_bytes(unsigned char byte) {
     if (count_ > 0) CUDA_CHECK(cudaMemset(ptr_, byte, bytes()));
   }
