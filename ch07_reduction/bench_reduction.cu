@@ -1,9 +1,11 @@
 // Benchmark of chapter 7: every version and cub::DeviceReduce, float sums over N = 2^16 .. 2^28,
-// then the final version's bf16 sum and float max next to CUB's.
+// then the final version's bf16 sum and float max next to CUB's. Each version's result is
+// checked before it is timed; a wrong one is reported, not timed, and the exit status is 1.
 //   bench_reduction                      all versions, N = 2^16, 2^18, ..., 2^28
 //   bench_reduction --sizes=24,28        N = 2^24 and 2^28 only
 //   bench_reduction --versions=final --csv
 //   bench_reduction --versions=final,read_floor,launch_floor   the final version over its floors
+#include "check.h"
 #include "cub_reduce.h"
 #include "reduction.h"
 
@@ -16,6 +18,8 @@
 #include "common/timing.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -25,47 +29,114 @@ using reduction::Version;
 
 __global__ void empty_kernel() {}
 
-// What the final version costs before it reduces anything: the same 16-byte loads, four in
-// flight per thread, a grid sized by the same rule, and no reduction, no finish. The gap between this row and
-// 7_final is the price of combining the blocks' results.
+// What the final version costs before it reduces anything: the same 16-byte loads, as many in
+// flight per thread (reduction::final_loads_in_flight), a grid sized by the same rule, and no
+// reduction, no finish. The gap between this row and 7_final is the price of combining the
+// blocks' results.
 constexpr int kReadThreads = 256;
-constexpr int kReadLoadsInFlight = 4;
+template <int kLoadsInFlight>
 __global__ void __launch_bounds__(kReadThreads)
     read_only_kernel(const int4* x, int64_t packs, int* sink) {
   const int64_t threads = int64_t{gridDim.x} * blockDim.x;
   int acc = 0;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < packs;
-       i += kReadLoadsInFlight * threads) {
-    int4 v[kReadLoadsInFlight];
+       i += kLoadsInFlight * threads) {
+    int4 v[kLoadsInFlight];
 #pragma unroll
-    for (int k = 0; k < kReadLoadsInFlight; ++k)
+    for (int k = 0; k < kLoadsInFlight; ++k)
       if (i + k * threads < packs) v[k] = __ldcs(x + i + k * threads);
 #pragma unroll
-    for (int k = 0; k < kReadLoadsInFlight; ++k)
+    for (int k = 0; k < kLoadsInFlight; ++k)
       if (i + k * threads < packs) acc ^= v[k].x ^ v[k].y ^ v[k].z ^ v[k].w;
   }
   if (acc == 0x7fffffff) *sink = acc;  // never true for the benchmark's data; keeps the loads
 }
 
+template <int kLoadsInFlight>
 common::Timing time_read_only(const float* x, int64_t n, int* sink) {
   const int64_t packs = n / 4;
   int per_sm = 0;
-  CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_only_kernel, kReadThreads, 0));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, read_only_kernel<kLoadsInFlight>, kReadThreads, 0));
   const int64_t wave = int64_t{common::device_properties().multiProcessorCount} * per_sm;
   const int blocks = static_cast<int>(std::clamp<int64_t>(
-      (packs + kReadThreads * kReadLoadsInFlight - 1) / (kReadThreads * kReadLoadsInFlight), 1,
-      wave));
+      (packs + kReadThreads * kLoadsInFlight - 1) / (kReadThreads * kLoadsInFlight), 1, wave));
   return common::time_gpu([&](cudaStream_t s) {
-    read_only_kernel<<<blocks, kReadThreads, 0, s>>>(reinterpret_cast<const int4*>(x), packs, sink);
+    read_only_kernel<kLoadsInFlight>
+        <<<blocks, kReadThreads, 0, s>>>(reinterpret_cast<const int4*>(x), packs, sink);
     CUDA_CHECK_LAUNCH();
   });
+}
+
+common::Timing time_read_floor(const float* x, int64_t n, int* sink) {
+  return reduction::final_loads_in_flight(n, sizeof(float)) == 8 ? time_read_only<8>(x, n, sink)
+                                                                 : time_read_only<4>(x, n, sink);
 }
 
 std::string shape_of(int64_t n) {
   for (int p = 0; p < 63; ++p)
     if (n == (int64_t{1} << p)) return "2^" + std::to_string(p);
   return std::to_string(n);
+}
+
+// What a run must return for the first n inputs, computed in double on the host.
+struct Expected {
+  double sum = 0;  // the inputs are >= 0, so this is also the sum of their absolute values
+  float max = -INFINITY;
+};
+
+// One pass over the inputs, read off at every size.
+template <typename T>
+std::vector<Expected> expected_for(const std::vector<T>& host, const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> sorted = sizes;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<Expected> at_sorted;
+  Expected running;
+  int64_t i = 0;
+  for (int64_t n : sorted) {
+    for (; i < n; ++i) {
+      const float v = static_cast<float>(host[static_cast<size_t>(i)]);
+      running.sum += v;
+      running.max = std::max(running.max, v);
+    }
+    at_sorted.push_back(running);
+  }
+  std::vector<Expected> result;
+  for (int64_t n : sizes)
+    result.push_back(at_sorted[static_cast<size_t>(
+        std::lower_bound(sorted.begin(), sorted.end(), n) - sorted.begin())]);
+  return result;
+}
+
+// Runs a version once on a poisoned output (NaN) and compares out[0] with the exact result: a
+// sum within the chapter's error bound (check.h), a maximum exactly. A version that fails is
+// reported and not timed: an unfinished kernel returns at once and would show an impossible
+// bandwidth.
+template <typename Launch>
+bool right_result(common::BenchTable& table, const Launch& launch, float* out, double exact,
+                  double bound, const std::string& row, const std::string& shape,
+                  const char* dtype) {
+  CUDA_CHECK(cudaMemset(out, 0xFF, sizeof(float)));
+  launch(nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  float got = 0;
+  CUDA_CHECK(cudaMemcpy(&got, out, sizeof(float), cudaMemcpyDeviceToHost));
+  if (std::fabs(static_cast<double>(got) - exact) <= bound) return true;  // false for NaN
+  char why[128];
+  std::snprintf(why, sizeof(why), "%.9g, expected %.9g within %.3g", static_cast<double>(got),
+                exact, bound);
+  table.add_wrong(row, shape, dtype, why);
+  return false;
+}
+
+// Version 1 adds every input into one float. With inputs in [0, 1) its running sum passes 2^24
+// after about 2^25 of them, and from there each add rounds to nothing. Up to 2^24 inputs its
+// result is checked like the others; beyond, only that it reached 2^23 (an unfinished kernel
+// returns 0) and not the exact sum, and it is timed to show what atomics cost.
+constexpr int64_t kAtomicRightUpTo = int64_t{1} << 24;
+
+double tree_bound(int64_t n, double sum) {
+  return check::sum_error_bound(n, sum, check::Accumulation::Tree, check::tree_run_threads());
 }
 
 // CUB's time for the same input: its temporary storage is allocated outside the timed region.
@@ -80,7 +151,8 @@ double time_cub(const T* x, int64_t n, float* out, Launch cub_call) {
 // The rows "7_final <op>" and "cub <op>", each where --versions asks for it.
 template <typename T>
 void bench_final(const common::BenchArgs& args, common::BenchTable& table, const char* op,
-                 int64_t n, const T* x, float* out, void* ws, bool is_max) {
+                 int64_t n, const T* x, float* out, void* ws, bool is_max,
+                 const Expected& expected) {
   const std::string final_row = std::string("7_final ") + op, cub_row = std::string("cub ") + op;
   const bool wants_final = args.wants_version(final_row), wants_cub = args.wants_version(cub_row);
   if (!wants_final && !wants_cub) return;
@@ -93,23 +165,24 @@ void bench_final(const common::BenchArgs& args, common::BenchTable& table, const
           return cub_baseline::sum(d_x, m, o, t, b, s);
         }
       });
-  if (wants_final) {
-    const common::Timing t = common::time_gpu([&](cudaStream_t s) {
-      if constexpr (std::is_same_v<T, float>) {
-        if (is_max)
-          reduction::max(x, n, out, ws, s);
-        else
-          reduction::sum(Version::Final, x, n, out, ws, s);
-      } else {
-        reduction::sum(x, n, out, ws, s);
-      }
-    });
-    table.add({final_row, shape_of(n), common::DType<T>::name, t,
+  const char* dtype = common::DType<T>::name;
+  auto launch = [&](cudaStream_t s) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (is_max)
+        reduction::max(x, n, out, ws, s);
+      else
+        reduction::sum(Version::Final, x, n, out, ws, s);
+    } else {
+      reduction::sum(x, n, out, ws, s);
+    }
+  };
+  const double exact = is_max ? expected.max : expected.sum;
+  const double bound = is_max ? 0.0 : tree_bound(n, expected.sum);
+  if (wants_final && right_result(table, launch, out, exact, bound, final_row, shape_of(n), dtype))
+    table.add({final_row, shape_of(n), dtype, common::time_gpu(launch),
                static_cast<double>(n) * sizeof(T), vendor_us});
-  }
   if (wants_cub)
-    table.add({cub_row, shape_of(n), common::DType<T>::name,
-               common::Timing{vendor_us, vendor_us, vendor_us, 0},
+    table.add({cub_row, shape_of(n), dtype, common::Timing{vendor_us, vendor_us, vendor_us, 0},
                static_cast<double>(n) * sizeof(T), vendor_us});
 }
 
@@ -128,53 +201,84 @@ int main(int argc, char** argv) {
       sizes.push_back(int64_t{1} << p);
 
   common::BenchTable table("bench_reduction", args);
-  const int64_t max_n = *std::max_element(sizes.begin(), sizes.end());
-  common::DeviceBuffer<float> x(common::gen::uniform(static_cast<size_t>(max_n), 1, 0.0f, 1.0f));
-  common::DeviceBuffer<__nv_bfloat16> x_bf16(
-      common::gen::uniform_as<__nv_bfloat16>(static_cast<size_t>(max_n), 2, 0.0f, 1.0f));
-  common::DeviceBuffer<float> out(1);
-  common::DeviceBuffer<int> sink(1);
+  try {
+    const int64_t max_n = *std::max_element(sizes.begin(), sizes.end());
+    const std::vector<float> x_host =
+        common::gen::uniform(static_cast<size_t>(max_n), 1, 0.0f, 1.0f);
+    const std::vector<__nv_bfloat16> x_bf16_host =
+        common::gen::uniform_as<__nv_bfloat16>(static_cast<size_t>(max_n), 2, 0.0f, 1.0f);
+    common::DeviceBuffer<float> x(x_host);
+    common::DeviceBuffer<__nv_bfloat16> x_bf16(x_bf16_host);
+    const std::vector<Expected> expected = expected_for(x_host, sizes);
+    const std::vector<Expected> expected_bf16 = expected_for(x_bf16_host, sizes);
+    common::DeviceBuffer<float> out(1);
+    common::DeviceBuffer<int> sink(1);
 
-  // The floor under every small-n time: a launch that does nothing, timed the same way.
-  if (args.wants_version("launch_floor")) {
-    const common::Timing t = common::time_gpu([](cudaStream_t s) {
-      empty_kernel<<<1, 32, 0, s>>>();
-      CUDA_CHECK_LAUNCH();
-    });
-    table.add({"launch_floor (empty kernel)", "-", "-", t, 0.0, std::nullopt});
-  }
-
-  for (int64_t n : sizes) {
-    if (args.wants_dtype("fp32")) {
-      const double vendor_us =
-          time_cub(x.data(), n, out.data(), [](auto... a) { return cub_baseline::sum(a...); });
-      for (Version v : reduction::kAllVersions) {
-        if (!args.wants_version(reduction::version_name(v))) continue;
-        common::DeviceBuffer<unsigned char> ws(reduction::workspace_bytes(v, n));
-        ws.fill_bytes(0);
-        const common::Timing t = common::time_gpu(
-            [&](cudaStream_t s) { reduction::sum(v, x.data(), n, out.data(), ws.data(), s); });
-        table.add({std::string(reduction::version_name(v)) + " sum", shape_of(n), "fp32", t,
-                   static_cast<double>(n) * sizeof(float), vendor_us});
-      }
-      if (args.wants_version("cub"))
-        table.add({"cub sum", shape_of(n), "fp32",
-                   common::Timing{vendor_us, vendor_us, vendor_us, 0},
-                   static_cast<double>(n) * sizeof(float), vendor_us});
-      if (args.wants_version("read_floor"))
-        table.add({"read_floor (loads only)", shape_of(n), "fp32",
-                   time_read_only(x.data(), n, sink.data()), static_cast<double>(n) * sizeof(float),
-                   std::nullopt});
+    // The floor under every small-n time: a launch that does nothing, timed the same way.
+    if (args.wants_version("launch_floor")) {
+      const common::Timing t = common::time_gpu([](cudaStream_t s) {
+        empty_kernel<<<1, 32, 0, s>>>();
+        CUDA_CHECK_LAUNCH();
+      });
+      table.add({"launch_floor (empty kernel)", "-", "-", t, 0.0, std::nullopt});
     }
+
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const int64_t n = sizes[i];
+      if (args.wants_dtype("fp32")) {
+        const double vendor_us =
+            time_cub(x.data(), n, out.data(), [](auto... a) { return cub_baseline::sum(a...); });
+        for (Version v : reduction::kAllVersions) {
+          if (!args.wants_version(reduction::version_name(v))) continue;
+          common::DeviceBuffer<unsigned char> ws(reduction::workspace_bytes(v, n));
+          ws.fill_bytes(0);
+          auto launch = [&](cudaStream_t s) {
+            reduction::sum(v, x.data(), n, out.data(), ws.data(), s);
+          };
+          const std::string row = std::string(reduction::version_name(v)) + " sum";
+          double exact = expected[i].sum, bound = tree_bound(n, exact);
+          if (v == Version::Atomic && n <= kAtomicRightUpTo) {
+            bound = check::sum_error_bound(n, exact, check::Accumulation::Serial, 0);
+          } else if (v == Version::Atomic) {  // anywhere in [2^23, the exact sum]
+            constexpr double kLow = 1 << 23;
+            bound = (exact - kLow) / 2;
+            exact = (exact + kLow) / 2;
+            if (!args.csv)
+              std::printf(
+                  "(%s %s: its one float stops growing once it reaches 2^24, where adding\n"
+                  " a value below 1 rounds to nothing: this sum is wrong, and only checked\n"
+                  " to lie between 2^23 and the exact sum)\n",
+                  row.c_str(), shape_of(n).c_str());
+          }
+          if (!right_result(table, launch, out.data(), exact, bound, row, shape_of(n), "fp32"))
+            continue;
+          table.add({row, shape_of(n), "fp32", common::time_gpu(launch),
+                     static_cast<double>(n) * sizeof(float), vendor_us});
+        }
+        if (args.wants_version("cub"))
+          table.add({"cub sum", shape_of(n), "fp32",
+                     common::Timing{vendor_us, vendor_us, vendor_us, 0},
+                     static_cast<double>(n) * sizeof(float), vendor_us});
+        if (args.wants_version("read_floor"))
+          table.add({"read_floor (loads only)", shape_of(n), "fp32",
+                     time_read_floor(x.data(), n, sink.data()),
+                     static_cast<double>(n) * sizeof(float), std::nullopt});
+      }
+    }
+    // The final version on its other operations.
+    common::DeviceBuffer<unsigned char> ws(reduction::workspace_bytes(Version::Final, max_n));
+    ws.fill_bytes(0);
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      if (args.wants_dtype("bf16"))
+        bench_final(args, table, "sum", sizes[i], x_bf16.data(), out.data(), ws.data(), false,
+                    expected_bf16[i]);
+      if (args.wants_dtype("fp32"))
+        bench_final(args, table, "max", sizes[i], x.data(), out.data(), ws.data(), true,
+                    expected[i]);
+    }
+  } catch (const std::exception& e) {  // a CUDA error: after a fault nothing more can run
+    std::fprintf(stderr, "bench_reduction: %s\n", e.what());
+    return 1;
   }
-  // The final version on its other operations.
-  common::DeviceBuffer<unsigned char> ws(reduction::workspace_bytes(Version::Final, max_n));
-  ws.fill_bytes(0);
-  for (int64_t n : sizes) {
-    if (args.wants_dtype("bf16"))
-      bench_final(args, table, "sum", n, x_bf16.data(), out.data(), ws.data(), false);
-    if (args.wants_dtype("fp32"))
-      bench_final(args, table, "max", n, x.data(), out.data(), ws.data(), true);
-  }
-  return 0;
+  return table.exit_status();
 }
