@@ -201,7 +201,7 @@ int main(int argc, char** argv) {
       sizes.push_back(int64_t{1} << p);
 
   common::BenchTable table("bench_reduction", args);
-  try {
+  return table.run([&] {
     const int64_t max_n = *std::max_element(sizes.begin(), sizes.end());
     const std::vector<float> x_host =
         common::gen::uniform(static_cast<size_t>(max_n), 1, 0.0f, 1.0f);
@@ -276,9 +276,5 @@ int main(int argc, char** argv) {
         bench_final(args, table, "max", sizes[i], x.data(), out.data(), ws.data(), true,
                     expected[i]);
     }
-  } catch (const std::exception& e) {  // a CUDA error: after a fault nothing more can run
-    std::fprintf(stderr, "bench_reduction: %s\n", e.what());
-    return 1;
-  }
-  return table.exit_status();
+  });
 }

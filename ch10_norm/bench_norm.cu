@@ -23,7 +23,6 @@
 #include "common/errors.hpp"
 
 #include <cstdio>
-#include <exception>
 #include <functional>
 #include <sstream>
 #include <stdexcept>
@@ -226,15 +225,11 @@ int main(int argc, char** argv) {
     });
     table.add(floor);
   }
-  try {
+  return table.run([&] {
     for (const Shape& shape : parse_shapes(args.sizes)) {
       bench_dtype<float>(selected, table, shape);
       bench_dtype<__nv_bfloat16>(selected, table, shape);
       bench_dtype<__half>(selected, table, shape);
     }
-  } catch (const std::exception& e) {  // a CUDA error: after a fault nothing more can run
-    std::fprintf(stderr, "bench_norm: %s\n", e.what());
-    return 1;
-  }
-  return table.exit_status();
+  });
 }

@@ -157,12 +157,8 @@ int main(int argc, char** argv) {
   const common::BenchArgs args = common::parse_bench_args(argc, argv, kUsage);
   const std::vector<Shape> shapes = parse_shapes(args.sizes);
   common::BenchTable table("bench_softmax", args);
-  try {
+  return table.run([&] {
     if (args.wants_dtype("fp32")) bench_dtype<float>(args, table, shapes);
     if (args.wants_dtype("bf16")) bench_dtype<__nv_bfloat16>(args, table, shapes);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_softmax: %s\n", e.what());
-    return 1;
-  }
-  return table.exit_status();
+  });
 }

@@ -20,7 +20,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <exception>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -216,12 +215,8 @@ int main(int argc, char** argv) {
       {1, 128256}, {64, 128256}, {1024, 50257}, {1024, 128256}, {4096, 32000}};
   if (!args.sizes.empty()) shapes = parse_shapes(args.sizes);
   common::BenchTable table("bench_topk", args);
-  try {
+  return table.run([&] {
     bench_dtype<float>(args, table, shapes);
     bench_dtype<__nv_bfloat16>(args, table, shapes);
-  } catch (const std::exception& e) {  // a CUDA error: after a fault nothing more can run
-    std::fprintf(stderr, "bench_topk: %s\n", e.what());
-    return 1;
-  }
-  return table.exit_status();
+  });
 }

@@ -134,6 +134,16 @@ void BenchTable::add(BenchRow row) {
   std::fflush(stdout);
 }
 
+int BenchTable::run(const std::function<void()>& rows) {
+  try {
+    rows();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", title_.c_str(), e.what());
+    return 1;
+  }
+  return exit_status();
+}
+
 void BenchTable::add_wrong(const std::string& version, const std::string& shape,
                            const std::string& dtype, const std::string& why) {
   std::string line = why;  // checker messages list the first bad elements on lines of their own

@@ -6,6 +6,7 @@
 #include "timing.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,6 +59,9 @@ class BenchTable {
                  const std::string& why);
   // What main returns: 1 once any row was wrong, so that scripts notice; else 0.
   int exit_status() const { return any_wrong_ ? 1 : 0; }
+  // Runs the benchmark's rows and returns what main returns: exit_status(), or 1 after an
+  // exception (a CUDA error: after a fault nothing more can run), printed with the title.
+  int run(const std::function<void()>& rows);
   double copy_gbs() const { return copy_gbs_; }
 
  private:
