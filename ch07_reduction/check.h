@@ -27,8 +27,9 @@ enum class Op { Sum, Max };
 //   Tree:   (ceil(log2(n+1)) + ceil(n / t) + 8) · u · Σ|x|   — a worst case: a tree of depth
 //           log2(n) over per-thread runs of at most n / t additions, plus the final rounding
 //           of the result; t = tree_run_threads() = 1024 per SM: versions 5 and 6 launch
-//           a full wave (1024 to 2048 threads per SM), the final version at least one block of
-//           256 threads per SM, each thread with 4 accumulators;
+//           a full wave (1024 to 2048 threads per SM); the final version's runs are shorter
+//           still (1024 to 1536 threads per SM once its grid is full, each thread folding its
+//           packs into 4 or 8 accumulators, and at most one pack per accumulator before then);
 //   Serial: 6 · sqrt(n) · u · Σ|x|   — the worst case n · u · Σ|x| says nothing once n ≥ 2^24,
 //           so this is the probabilistic bound for independent rounding errors (Higham & Mary,
 //           2019), exceeded with probability below 1e-7.

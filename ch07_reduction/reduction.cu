@@ -155,9 +155,9 @@ __global__ void sum_warp_shuffle_kernel(const float* in, int64_t n, float* parti
 // ---------------------------------------------------------------------------------------------
 // Version 7: the final version, for float sum and max and for half/bf16 sums.
 // 256 threads and 4 loads in flight were the fastest of the block sizes (256 to 1024) and depths
-// (2 to 8) tried on an H200 at 2^28 elements, every combination within 2%. Below that the launch
-// takes 8 loads in flight (kLoadsInFlight, the kernel's last template parameter): see
-// kDeepLoadsMaxN.
+// (2 to 8) tried on an H200 at 2^28 elements, every combination within 2%. For float inputs from
+// 2^20 to 2^25 elements the launch takes 8 loads in flight (kLoadsInFlight, the kernel's last
+// template parameter): see final_loads_in_flight.
 constexpr int kFinalBlock = 256;
 
 template <typename T, typename Op>
@@ -268,15 +268,34 @@ int final_wave_blocks() {
   return blocks;
 }
 
+int final_loads_in_flight(int64_t n, int element_bytes) {
+  // 8 loads in flight per thread halve the blocks of a launch (and the kernel takes 64 registers
+  // a thread: 4 blocks per SM in fp32 instead of 6). Measured on an H200, float sum and max,
+  // the best of three alternating runs: where 4 loads a thread would need more blocks than there
+  // are SMs (2^20 elements on 132 SMs), up to 2^25, 8 were faster (sum 2^20 6.62 -> 6.27 us,
+  // 2^22 10.02 -> 9.73, 2^24 20.86 -> 20.32); at fewer elements the halved grid lost (2^16 5.31
+  // -> 5.57), and from 2^26 on both depths took the same time. bf16 sums, at 102 registers a
+  // thread and 2 blocks per SM with 8 loads, gained only at 2^22 and lost 0.9 % at 2^25: they
+  // keep 4.
+  const int64_t packs = n * element_bytes / 16;
+  const bool more_blocks_than_sms = packs > int64_t{sm_count()} * kFinalBlock * 4;
+  return element_bytes == 4 && more_blocks_than_sms && n <= (int64_t{1} << 25) ? 8 : 4;
+}
+
+// Enough blocks that each thread has kLoadsInFlight packs to load, at most one wave: small
+// inputs use few blocks (fewer block results to combine), large ones loop.
+template <typename T, typename Op, int kLoadsInFlight>
+int final_blocks(int64_t n) {
+  const int64_t packs = n / common::Pack<T>::kSize + 1;
+  return static_cast<int>(
+      std::clamp<int64_t>(ceil_div(packs, int64_t{kFinalBlock} * kLoadsInFlight), 1,
+                          final_wave_blocks<T, Op, kLoadsInFlight>()));
+}
+
 template <typename T, typename Op, int kLoadsInFlight>
 void launch_final(const T* x, int64_t n, float identity, float* out, void* workspace,
                   cudaStream_t stream) {
-  // Enough blocks that each thread has kLoadsInFlight packs to load, at most one wave: small
-  // inputs use few blocks (fewer block results to combine), large ones loop.
-  const int64_t packs = n / common::Pack<T>::kSize + 1;
-  const int blocks = static_cast<int>(
-      std::clamp<int64_t>(ceil_div(packs, int64_t{kFinalBlock} * kLoadsInFlight), 1,
-                          final_wave_blocks<T, Op, kLoadsInFlight>()));
+  const int blocks = final_blocks<T, Op, kLoadsInFlight>(n);
   const FinalWorkspace ws = final_workspace(workspace);
   reduce_final_kernel<T, Op, kLoadsInFlight><<<blocks, kFinalBlock, 0, stream>>>(
       x, n, identity, out, ws.block_results, ws.blocks_done);
@@ -290,10 +309,11 @@ void reduce_final(const T* x, int64_t n, float identity, float* out, void* works
   CHECK_ARG(x != nullptr || n == 0, "x is null but n = " << n);
   CHECK_ARG(out != nullptr, "out is null");
   CHECK_ARG(workspace != nullptr, "workspace is null: allocate workspace_bytes(Version::Final, n)");
-  if (final_loads_in_flight(n, sizeof(T)) == 8)
-    launch_final<T, Op, 8>(x, n, identity, out, workspace, stream);
-  else
-    launch_final<T, Op, 4>(x, n, identity, out, workspace, stream);
+  if constexpr (sizeof(T) == 4) {  // 2-byte inputs always take 4 (final_loads_in_flight)
+    if (final_loads_in_flight(n, sizeof(T)) == 8)
+      return launch_final<T, Op, 8>(x, n, identity, out, workspace, stream);
+  }
+  launch_final<T, Op, 4>(x, n, identity, out, workspace, stream);
 }
 
 using PartialsKernel = void (*)(const float*, int64_t, float*);
@@ -356,18 +376,11 @@ const char* version_name(Version v) {
   return "unknown";
 }
 
-int final_loads_in_flight(int64_t n, int element_bytes) {
-  // 8 loads in flight per thread halve the blocks of a launch (and the kernel takes 64 registers
-  // a thread: 4 blocks per SM in fp32 instead of 6). Measured on an H200, float sum and max,
-  // the best of three alternating runs: where 4 loads a thread would need more blocks than there
-  // are SMs (2^20 elements on 132 SMs), up to 2^25, 8 were faster (sum 2^20 6.62 -> 6.27 us,
-  // 2^22 10.02 -> 9.73, 2^24 20.86 -> 20.32); at fewer elements the halved grid lost (2^16 5.31
-  // -> 5.57), and from 2^26 on both depths took the same time. bf16 sums, at 102 registers a
-  // thread and 2 blocks per SM with 8 loads, gained only at 2^22 and lost 0.9 % at 2^25: they
-  // keep 4.
-  const int64_t packs = n * element_bytes / 16;
-  const bool more_blocks_than_sms = packs > int64_t{sm_count()} * kFinalBlock * 4;
-  return element_bytes == 4 && more_blocks_than_sms && n <= (int64_t{1} << 25) ? 8 : 4;
+FinalLaunch final_float_sum_launch(int64_t n) {
+  CHECK_ARG(n >= 0, "n must be >= 0, got " << n);
+  if (final_loads_in_flight(n, sizeof(float)) == 8)
+    return {8, final_blocks<float, common::Sum, 8>(n)};
+  return {4, final_blocks<float, common::Sum, 4>(n)};
 }
 
 size_t workspace_bytes(Version v, int64_t n) {

@@ -32,9 +32,14 @@ constexpr Version kAllVersions[] = {Version::Atomic,     Version::Interleaved,
                                     Version::Final};
 const char* version_name(Version v);
 
-// The 16-byte loads each thread of the final version keeps in flight for n elements of
-// element_bytes each (4 or 8; the benchmark's read floor takes the same launch shape).
-int final_loads_in_flight(int64_t n, int element_bytes);
+// How the final version launches for a float sum of n elements: the 16-byte loads each thread
+// keeps in flight (4 or 8) and the blocks of 256 threads. The benchmark's read floor runs its
+// loads in the same shape.
+struct FinalLaunch {
+  int loads_in_flight;
+  int blocks;
+};
+FinalLaunch final_float_sum_launch(int64_t n);
 
 // Scratch memory a version needs for n elements. Allocate it once, zero-filled (the final
 // version keeps a counter there that each launch returns to zero); reuse it for every call with

@@ -213,19 +213,19 @@ int main(int argc, char** argv) {
   common::BenchArgs selected = args;
   if (selected.dtypes.empty()) selected.dtypes = {"fp32", "bf16"};
   common::BenchTable table("bench_norm", selected);
-  if (args.wants_version("launch_floor")) {
-    common::BenchRow floor;
-    floor.version = "launch_floor (empty kernel)";
-    floor.shape = "-";
-    floor.dtype = "-";
-    floor.bytes = 0;
-    floor.timing = common::time_gpu([](cudaStream_t stream) {
-      empty_kernel<<<1, 32, 0, stream>>>();
-      CUDA_CHECK_LAUNCH();
-    });
-    table.add(floor);
-  }
   return table.run([&] {
+    if (args.wants_version("launch_floor")) {
+      common::BenchRow floor;
+      floor.version = "launch_floor (empty kernel)";
+      floor.shape = "-";
+      floor.dtype = "-";
+      floor.bytes = 0;
+      floor.timing = common::time_gpu([](cudaStream_t stream) {
+        empty_kernel<<<1, 32, 0, stream>>>();
+        CUDA_CHECK_LAUNCH();
+      });
+      table.add(floor);
+    }
     for (const Shape& shape : parse_shapes(args.sizes)) {
       bench_dtype<float>(selected, table, shape);
       bench_dtype<__nv_bfloat16>(selected, table, shape);

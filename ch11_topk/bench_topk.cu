@@ -113,7 +113,7 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
       // alone.
       std::vector<CheckedRow> checked;
       for (int64_t r : {int64_t{0}, M - 1}) {
-        if (r < 0 || (!checked.empty() && checked.back().row == r)) continue;
+        if (r < 0 || r >= M || (!checked.empty() && checked.back().row == r)) continue;
         const std::vector<T> row = x.download(static_cast<size_t>(r * N), static_cast<size_t>(N));
         checked.push_back(
             {r, cpu_ref::topk(row, 1, N, k), cpu_ref::softmax_topk(row, 1, N, k, 1.0)});
