@@ -7,6 +7,8 @@
 #     TESTS         test_reduction.cpp      # GPU tests of the kernels, built for student and solution
 #     CHECKER_TESTS test_checker.cpp wrong_kernels.cu  # GPU tests: the checker rejects wrong kernels
 #     CPU_TESTS     test_cpu_ref.cpp        # tests that need no GPU
+#     TODO_CPU_TESTS test_one_pass_trap.cpp # tests of TODOs that run on the CPU, built for student
+#                                           # and solution; they need no GPU
 #     BENCH         bench_reduction.cu      # benchmark; the binary is named after the file
 #     LINK          CUDA::cublas)           # extra libraries for every target of the chapter
 #
@@ -14,7 +16,8 @@
 #   student_<NAME>  the student's tests           ctest --test-dir build -L ch07_reduction
 #   solutions       the reference build's tests   ctest --test-dir build -L solutions
 #   checker         the checker rejects known-wrong kernels
-#   cpu             tests that need no GPU
+#   cpu             tests that need no GPU (TODO_CPU_TESTS need none either, but are labelled
+#                   student_<NAME> and solutions, as the build they test)
 # The full suite is everything but the student's tests (they fail until the TODOs are filled):
 #   ctest --test-dir build -LE student
 # GPU test binaries exit with code 77 when no CUDA device is usable; ctest reports them as skipped.
@@ -22,7 +25,8 @@ set(CHAPTER_GPU_SKIP_CODE 77)
 
 function(add_chapter)
   cmake_parse_arguments(CH "" "NAME;BENCH"
-                        "TODO_SOURCES;SOURCES;TESTS;CHECKER_TESTS;CPU_TESTS;LINK" ${ARGN})
+                        "TODO_SOURCES;SOURCES;TESTS;CHECKER_TESTS;CPU_TESTS;TODO_CPU_TESTS;LINK"
+                        ${ARGN})
   set(chapter_dir ${CMAKE_CURRENT_SOURCE_DIR})
   set(solution_dir ${PROJECT_SOURCE_DIR}/solutions/${CH_NAME})
 
@@ -59,6 +63,22 @@ function(add_chapter)
       catch_discover_tests(${CH_NAME}_${build}_tests
         TEST_PREFIX "${test_prefix}"
         PROPERTIES LABELS "${label}" SKIP_RETURN_CODE ${CHAPTER_GPU_SKIP_CODE})
+    endif()
+
+    if(CH_TODO_CPU_TESTS)
+      add_executable(${CH_NAME}_${build}_cpu_todo_tests ${CH_TODO_CPU_TESTS})
+      target_link_libraries(${CH_NAME}_${build}_cpu_todo_tests PRIVATE ${CH_NAME}_${build}_kernels
+                            common_test_main_cpu project_warnings)
+      set_target_properties(${CH_NAME}_${build}_cpu_todo_tests PROPERTIES
+        RUNTIME_OUTPUT_DIRECTORY ${out_dir})
+      # The solution's are named cpu.solutions.<NAME>.*: they pass without a GPU, unlike every
+      # test named solutions.* (which CI checks).
+      set(cpu_prefix "${test_prefix}")
+      if(build STREQUAL "solution")
+        set(cpu_prefix "cpu.${test_prefix}")
+      endif()
+      catch_discover_tests(${CH_NAME}_${build}_cpu_todo_tests
+        TEST_PREFIX "${cpu_prefix}" PROPERTIES LABELS "${label}")
     endif()
 
     if(CH_BENCH)
