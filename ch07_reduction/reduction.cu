@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <type_traits>
 
 namespace reduction {
 namespace {
@@ -282,6 +283,17 @@ int final_loads_in_flight(int64_t n, int element_bytes) {
   return element_bytes == 4 && more_blocks_than_sms && n <= (int64_t{1} << 25) ? 8 : 4;
 }
 
+// Calls f with the depth final_loads_in_flight picks for n elements of T, as a compile-time
+// constant (std::integral_constant); 2-byte inputs always take 4, so only float instantiates the
+// kernel of 8.
+template <typename T, typename F>
+auto with_final_depth(int64_t n, F f) {
+  if constexpr (sizeof(T) == 4) {
+    if (final_loads_in_flight(n, sizeof(T)) == 8) return f(std::integral_constant<int, 8>{});
+  }
+  return f(std::integral_constant<int, 4>{});
+}
+
 // Enough blocks that each thread has kLoadsInFlight packs to load, at most one wave: small
 // inputs use few blocks (fewer block results to combine), large ones loop.
 template <typename T, typename Op, int kLoadsInFlight>
@@ -309,11 +321,9 @@ void reduce_final(const T* x, int64_t n, float identity, float* out, void* works
   CHECK_ARG(x != nullptr || n == 0, "x is null but n = " << n);
   CHECK_ARG(out != nullptr, "out is null");
   CHECK_ARG(workspace != nullptr, "workspace is null: allocate workspace_bytes(Version::Final, n)");
-  if constexpr (sizeof(T) == 4) {  // 2-byte inputs always take 4 (final_loads_in_flight)
-    if (final_loads_in_flight(n, sizeof(T)) == 8)
-      return launch_final<T, Op, 8>(x, n, identity, out, workspace, stream);
-  }
-  launch_final<T, Op, 4>(x, n, identity, out, workspace, stream);
+  with_final_depth<T>(n, [&](auto depth) {
+    launch_final<T, Op, depth>(x, n, identity, out, workspace, stream);
+  });
 }
 
 using PartialsKernel = void (*)(const float*, int64_t, float*);
@@ -378,9 +388,9 @@ const char* version_name(Version v) {
 
 FinalLaunch final_float_sum_launch(int64_t n) {
   CHECK_ARG(n >= 0, "n must be >= 0, got " << n);
-  if (final_loads_in_flight(n, sizeof(float)) == 8)
-    return {8, final_blocks<float, common::Sum, 8>(n)};
-  return {4, final_blocks<float, common::Sum, 4>(n)};
+  return with_final_depth<float>(n, [n](auto depth) {
+    return FinalLaunch{depth, final_blocks<float, common::Sum, depth>(n)};
+  });
 }
 
 size_t workspace_bytes(Version v, int64_t n) {
