@@ -97,9 +97,7 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table, const
   auto wrong_result = [&](normalization::NormOp op,
                           const std::function<void(cudaStream_t)>& launch) -> std::string {
     const bool fused = op == normalization::NormOp::AddRmsNorm;
-    std::vector<int64_t> checked;
-    if (shape.rows > 0) checked.push_back(0);
-    if (shape.rows > 1) checked.push_back(shape.rows - 1);
+    const std::vector<int64_t> checked = common::checked_rows(shape.rows);
     // The fused add reads the residual and overwrites it (earlier runs have changed it): keep
     // what this run reads.
     std::vector<std::vector<T>> residual_in;

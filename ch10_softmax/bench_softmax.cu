@@ -83,22 +83,20 @@ void fill(common::DeviceBuffer<T>& buffer, uint32_t seed) {
   CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-// The first and the last row of a matrix (one row when there is one, none when there are
-// none), copied back.
+// The rows common::checked_rows picks, copied back one after the other.
 template <typename T>
 std::vector<T> end_rows(const common::DeviceBuffer<T>& m, const Shape& shape) {
-  if (shape.rows == 0) return {};
   const size_t cols = static_cast<size_t>(shape.cols);
-  std::vector<T> rows = m.download(0, cols);
-  if (shape.rows > 1) {
-    const std::vector<T> last = m.download(static_cast<size_t>(shape.rows - 1) * cols, cols);
-    rows.insert(rows.end(), last.begin(), last.end());
+  std::vector<T> rows;
+  for (int64_t r : common::checked_rows(shape.rows)) {
+    const std::vector<T> row = m.download(static_cast<size_t>(r) * cols, cols);
+    rows.insert(rows.end(), row.begin(), row.end());
   }
   return rows;
 }
 
 int64_t end_row_count(const Shape& shape) {
-  return shape.rows > 1 ? 2 : shape.rows;
+  return static_cast<int64_t>(common::checked_rows(shape.rows).size());
 }
 
 template <typename T>

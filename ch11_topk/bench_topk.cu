@@ -109,11 +109,9 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
                                   cub_bytes, st);
                  }).median_us;
       }
-      // The first and the last row (a wrong row offset or grid tail shows there), copied back
-      // alone.
+      // The rows checked (common::checked_rows), copied back alone, with their references.
       std::vector<CheckedRow> checked;
-      for (int64_t r : {int64_t{0}, M - 1}) {
-        if (r < 0 || r >= M || (!checked.empty() && checked.back().row == r)) continue;
+      for (int64_t r : common::checked_rows(M)) {
         const std::vector<T> row = x.download(static_cast<size_t>(r * N), static_cast<size_t>(N));
         checked.push_back(
             {r, cpu_ref::topk(row, 1, N, k), cpu_ref::softmax_topk(row, 1, N, k, 1.0)});

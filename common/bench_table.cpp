@@ -134,6 +134,12 @@ void BenchTable::add(BenchRow row) {
   std::fflush(stdout);
 }
 
+std::vector<int64_t> checked_rows(int64_t rows) {
+  if (rows <= 0) return {};
+  if (rows == 1) return {0};
+  return {0, rows - 1};
+}
+
 int BenchTable::run(const std::function<void()>& rows) {
   try {
     rows();

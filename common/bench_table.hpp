@@ -38,6 +38,10 @@ struct MatrixSize {
 };
 MatrixSize parse_matrix_size(const std::string& text);
 
+// The rows of an M-row matrix that a benchmark checks before it times a version: the first and
+// the last (a wrong row offset or grid tail shows there), each once; none when M is 0.
+std::vector<int64_t> checked_rows(int64_t rows);
+
 struct BenchRow {
   std::string version;
   std::string shape;
