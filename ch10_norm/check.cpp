@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <memory>
 #include <sstream>
 #include <type_traits>
@@ -136,6 +137,8 @@ const char* data_name(Data data) {
       return "normal data";
     case Data::LargeMean:
       return "large-mean data";
+    case Data::HugeMean:
+      return "huge-mean data";
     case Data::ConstantRows:
       return "constant rows";
     case Data::NonFinite:
@@ -174,6 +177,10 @@ Problem<T> make_problem(int64_t rows, int64_t n, Data data, bool with_gamma, boo
   std::vector<float> x;
   if (data == Data::LargeMean) {
     x = common::gen::normal(count, seed, std::is_same_v<T, float> ? 1e4f : 100.0f, 1.0f);
+  } else if (data == Data::HugeMean) {
+    if (!std::is_same_v<T, float>)
+      throw std::invalid_argument("huge-mean data is float only: it does not fit in 16 bits");
+    x = common::gen::normal(count, seed, 2e19f, 1e16f);
   } else {
     x = common::gen::normal(count, seed, 0.5f, 2.0f);
   }

@@ -21,6 +21,8 @@ enum class Data {
   Normal,     // mean 0.5, standard deviation 2
   LargeMean,  // mean 1e4 (fp32) or 100 (fp16, bf16: their spacing there is 1/16 and 1/2),
               // standard deviation 1: the data on which E[x²] − E[x]² cancels catastrophically
+  HugeMean,   // mean 2e19, standard deviation 1e16 (float only, LayerNorm only): finite rows
+              // whose mean squared overflows float, as an empty set's merge once computed
   ConstantRows,  // every even row constant (0 among the constants): variance exactly 0
   NonFinite,     // normal rows, but row 0 holds a NaN, row 1 a +inf, row 2 a −inf
 };

@@ -60,7 +60,8 @@ constexpr RmsNormVersion kRmsNormVersions[] = {RmsNormVersion::BlockLoop, RmsNor
 const char* version_name(RmsNormVersion v);
 
 // The largest N the Registers versions accept for element type T (the row must fit in the
-// registers of one block); larger rows throw there and go to the block-loop versions in Dispatch.
+// registers of one block); larger rows throw there, and Dispatch gives them to the Reread
+// versions (up to kMaxRereadN; Welford and BlockLoop beyond).
 template <typename T>
 int64_t max_registers_n();
 

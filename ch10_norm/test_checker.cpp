@@ -88,6 +88,10 @@ TEST_CASE("the one-pass variance passes centred data: only the large-mean test e
 }
 
 TEST_CASE("the checker rejects statistics accumulated in bf16", "[checker]") {
+  const auto control =
+      run_layernorm<__nv_bfloat16>(wrong::layernorm_bf16_control(), 3, 4096, Data::Normal);
+  INFO("control: " << control.message);
+  REQUIRE(control.ok);
   const auto result =
       run_layernorm<__nv_bfloat16>(wrong::layernorm_bf16_statistics(), 3, 4096, Data::Normal);
   INFO(result.message);
@@ -98,6 +102,10 @@ TEST_CASE("the checker rejects an rmsnorm without gamma and a fused add without 
           "[checker]") {
   {
     const auto p = check::make_problem<float>(3, 1025, Data::Normal, true, false, false, 6);
+    const auto control = check::check_rmsnorm<float>("rmsnorm with gamma", wrong::rmsnorm_control(),
+                                                     p, check::expect_rmsnorm(p), {});
+    INFO("control: " << control.message);
+    REQUIRE(control.ok);
     const auto result = check::check_rmsnorm<float>(
         "rmsnorm without gamma", wrong::rmsnorm_ignores_gamma(), p, check::expect_rmsnorm(p), {});
     INFO(result.message);
@@ -105,11 +113,16 @@ TEST_CASE("the checker rejects an rmsnorm without gamma and a fused add without 
   }
   {
     const auto p = check::make_problem<float>(3, 1025, Data::Normal, false, false, true, 7);
+    const auto control = check::check_add_rmsnorm<float>(
+        "add with write-back", wrong::add_rmsnorm_control(), p, check::expect_add_rmsnorm(p), {});
+    INFO("control: " << control.message);
+    REQUIRE(control.ok);
     const auto result = check::check_add_rmsnorm<float>("add without write-back",
                                                         wrong::add_rmsnorm_forgets_residual(), p,
                                                         check::expect_add_rmsnorm(p), {});
     INFO(result.message);
     REQUIRE_FALSE(result.ok);
-    REQUIRE(result.message.find("residual") != std::string::npos);
+    // The residual's own comparison, not y's: the message names the tensor that failed.
+    REQUIRE(result.message.find("residual (x + residual)") != std::string::npos);
   }
 }

@@ -72,10 +72,13 @@ const Placement& in_place_placement(int index) {
 }
 
 // Rows with a mean far above their spread, constant rows, NaN and inf: three lengths each (warp
-// per row, block per row, and the longest row a version takes).
-std::vector<std::pair<Data, int64_t>> special_cases(int64_t max_n) {
+// per row, block per row, and the longest row a version takes). With huge_mean (LayerNorm in
+// float) also finite rows whose mean squared overflows float.
+std::vector<std::pair<Data, int64_t>> special_cases(int64_t max_n, bool huge_mean = false) {
+  std::vector<Data> kinds = {Data::LargeMean, Data::ConstantRows, Data::NonFinite};
+  if (huge_mean) kinds.push_back(Data::HugeMean);
   std::vector<std::pair<Data, int64_t>> out;
-  for (Data d : {Data::LargeMean, Data::ConstantRows, Data::NonFinite})
+  for (Data d : kinds)
     for (int64_t n : {int64_t{33}, int64_t{4096}, std::min(max_n, kRowLengths.back())})
       out.push_back({d, n});
   return out;
@@ -123,7 +126,7 @@ void check_layernorm_version(LayerNormVersion v, int64_t max_n) {
     }
     ++index;
   }
-  for (auto [data, n] : special_cases(max_n)) {
+  for (auto [data, n] : special_cases(max_n, std::is_same_v<T, float>)) {
     const auto p = check::make_problem<T>(4, n, data, true, true, false, ++seed);
     REQUIRE_CHECK(check::check_layernorm<T>(name, layernorm_run<T>(v), p,
                                             check::expect_layernorm(p), kPlacements[1]));
@@ -351,12 +354,13 @@ TEST_CASE("reread: statistics in batches, the row read again from cache to norma
                                                   add_rmsnorm_run<float>(RmsNormVersion::Reread),
                                                   a4, check::expect_add_rmsnorm(a4), at));
   }
-  {  // Rows longer than kMaxRereadN are refused before anything is read.
-    common::DeviceBuffer<float> x(1), y(1);
-    REQUIRE_THROWS_AS(normalization::layernorm<float>(LayerNormVersion::Reread, x.data(), nullptr,
-                                                      nullptr, y.data(), nullptr, nullptr, 1,
-                                                      normalization::kMaxRereadN + 1, 1e-5f),
-                      std::invalid_argument);
+  {  // Rows longer than kMaxRereadN are refused before anything is read (in place: y == x, so
+     // that no other check, such as the one for overlapping buffers, can refuse the call first).
+    common::DeviceBuffer<float> x(1);
+    REQUIRE_INVALID_ARGUMENT(normalization::layernorm<float>(
+                                 LayerNormVersion::Reread, x.data(), nullptr, nullptr, x.data(),
+                                 nullptr, nullptr, 1, normalization::kMaxRereadN + 1, 1e-5f),
+                             "the reread version takes rows of at most");
   }
 }
 
@@ -539,56 +543,74 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
                                                   1e-5f));
   REQUIRE_NOTHROW(normalization::add_rmsnorm<__nv_bfloat16>(
       RmsNormVersion::Dispatch, nullptr, nullptr, nullptr, nullptr, nullptr, 0, 768, 1e-5f));
-  REQUIRE_THROWS_AS(
-      normalization::layernorm<float>(LayerNormVersion::Dispatch, nullptr, nullptr, nullptr,
-                                      nullptr, nullptr, nullptr, 1, 0, 1e-5f),
-      std::invalid_argument);
-  REQUIRE_THROWS_AS(normalization::rmsnorm<float>(RmsNormVersion::Dispatch, nullptr, nullptr,
-                                                  nullptr, nullptr, 4, 768, 1e-5f),
-                    std::invalid_argument);
-  REQUIRE_THROWS_AS(normalization::rmsnorm<float>(RmsNormVersion::Dispatch, nullptr, nullptr,
-                                                  nullptr, nullptr, 4, 768, -1.0f),
-                    std::invalid_argument);
+  // Each bad call names what is wrong: the message is checked, so that a call refused by some
+  // other check (a null pointer, an overlap) cannot pass for the one under test.
+  {
+    common::DeviceBuffer<float> a(64), b(64);
+    REQUIRE_INVALID_ARGUMENT(
+        normalization::layernorm<float>(LayerNormVersion::Dispatch, a.data(), nullptr, nullptr,
+                                        b.data(), nullptr, nullptr, 1, 0, 1e-5f),
+        "n must be >= 1");
+    REQUIRE_INVALID_ARGUMENT(
+        normalization::rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), nullptr, b.data(),
+                                      nullptr, -1, 8, 1e-5f),
+        "rows must be >= 0");
+    REQUIRE_INVALID_ARGUMENT(normalization::rmsnorm<float>(RmsNormVersion::Dispatch, nullptr,
+                                                           nullptr, b.data(), nullptr, 4, 8, 1e-5f),
+                             "must not be null");
+    REQUIRE_INVALID_ARGUMENT(
+        normalization::layernorm<float>(LayerNormVersion::Dispatch, a.data(), nullptr, nullptr,
+                                        nullptr, nullptr, nullptr, 4, 8, 1e-5f),
+        "must not be null");
+    REQUIRE_INVALID_ARGUMENT(
+        normalization::add_rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), nullptr, nullptr,
+                                          b.data(), nullptr, 2, 8, 1e-5f),
+        "must not be null");
+    REQUIRE_INVALID_ARGUMENT(normalization::rmsnorm<float>(RmsNormVersion::Dispatch, a.data(),
+                                                           nullptr, b.data(), nullptr, 4, 8, -1.0f),
+                             "eps must be finite and > 0");
+  }
   {
     common::DeviceBuffer<__nv_bfloat16> a(64), b(64);
-    REQUIRE_THROWS_AS(normalization::layernorm<__nv_bfloat16>(
-                          LayerNormVersion::Dispatch, a.data(), nullptr, nullptr, b.data(),
-                          nullptr, nullptr, 2, 8, 0.0f),
-                      std::invalid_argument);
+    REQUIRE_INVALID_ARGUMENT(
+        normalization::layernorm<__nv_bfloat16>(LayerNormVersion::Dispatch, a.data(), nullptr,
+                                                nullptr, b.data(), nullptr, nullptr, 2, 8, 0.0f),
+        "eps must be finite and > 0");
     const auto* odd = reinterpret_cast<const __nv_bfloat16*>(
         reinterpret_cast<const unsigned char*>(a.data()) + 1);
-    REQUIRE_THROWS_AS(normalization::rmsnorm<__nv_bfloat16>(RmsNormVersion::Dispatch, odd,
-                                                            nullptr, b.data(), nullptr, 2, 8,
-                                                            1e-5f),
-                      std::invalid_argument);
-    REQUIRE_THROWS_AS(normalization::add_rmsnorm<__nv_bfloat16>(
-                          RmsNormVersion::Dispatch, a.data(), b.data(), odd, b.data() + 32,
-                          nullptr, 2, 8, 1e-5f),
-                      std::invalid_argument);
+    REQUIRE_INVALID_ARGUMENT(
+        normalization::rmsnorm<__nv_bfloat16>(RmsNormVersion::Dispatch, odd, nullptr, b.data(),
+                                              nullptr, 2, 8, 1e-5f),
+        "aligned to the size of its element");
+    REQUIRE_INVALID_ARGUMENT(
+        normalization::add_rmsnorm<__nv_bfloat16>(RmsNormVersion::Dispatch, a.data(), b.data(), odd,
+                                                  b.data() + 32, nullptr, 2, 8, 1e-5f),
+        "aligned to the size of its element");
   }
   {  // Overlapping buffers: y == x is in place (run above); any other overlap is refused.
     common::DeviceBuffer<float> a(64), b(64);
-    REQUIRE_THROWS_AS(
+    REQUIRE_INVALID_ARGUMENT(
         normalization::layernorm<float>(LayerNormVersion::Dispatch, a.data(), nullptr, nullptr,
                                         a.data() + 1, nullptr, nullptr, 2, 8, 1e-5f),
-        std::invalid_argument);
-    REQUIRE_THROWS_AS(normalization::rmsnorm<float>(RmsNormVersion::Dispatch, a.data() + 8, nullptr,
-                                                    a.data(), nullptr, 2, 16, 1e-5f),
-                      std::invalid_argument);
+        "y overlaps x");
+    REQUIRE_INVALID_ARGUMENT(
+        normalization::rmsnorm<float>(RmsNormVersion::Dispatch, a.data() + 8, nullptr, a.data(),
+                                      nullptr, 2, 16, 1e-5f),
+        "y overlaps x");
     // The fused add's residual may share memory with neither x nor y.
-    REQUIRE_THROWS_AS(
+    REQUIRE_INVALID_ARGUMENT(
         normalization::add_rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), a.data(), nullptr,
                                           b.data(), nullptr, 2, 8, 1e-5f),
-        std::invalid_argument);
-    REQUIRE_THROWS_AS(
+        "the residual must not overlap x or y");
+    REQUIRE_INVALID_ARGUMENT(
         normalization::add_rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), b.data(), nullptr,
                                           b.data() + 4, nullptr, 2, 8, 1e-5f),
-        std::invalid_argument);
+        "the residual must not overlap x or y");
     // rows * n beyond 64 bits.
-    REQUIRE_THROWS_AS(
+    REQUIRE_INVALID_ARGUMENT(
         normalization::rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), nullptr, b.data(),
                                       nullptr, int64_t{1} << 40, int64_t{1} << 30, 1e-5f),
-        std::invalid_argument);
+        "overflows 64 bits");
   }
 }
 

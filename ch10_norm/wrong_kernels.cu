@@ -80,13 +80,14 @@ check::LayerNormRun<T> layernorm_run() {
   };
 }
 
-// RMSNorm without γ; with kFused, the residual add without the write-back.
-template <bool kFused>
-__global__ void rmsnorm_kernel(const float* x, const float* residual, float* y, float* rstd_out,
-                               int64_t rows, int64_t n, float eps) {
+// RMSNorm, with kFused of x + residual. kCorrect = false is the bug: RMSNorm forgets γ, the
+// fused add never writes x + residual back; kCorrect = true is the control.
+template <bool kFused, bool kCorrect>
+__global__ void rmsnorm_kernel(const float* x, float* residual, const float* gamma, float* y,
+                               float* rstd_out, int64_t rows, int64_t n, float eps) {
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const float* x_row = x + row * n;
-    const float* r_row = kFused ? residual + row * n : nullptr;
+    float* r_row = kFused ? residual + row * n : nullptr;
     float sum_sq = 0.0f;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
       const float v = kFused ? x_row[i] + r_row[i] : x_row[i];
@@ -96,10 +97,34 @@ __global__ void rmsnorm_kernel(const float* x, const float* residual, float* y, 
         rsqrtf(common::block_reduce(sum_sq, common::Sum{}, 0.0f) / static_cast<float>(n) + eps);
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
       const float v = kFused ? x_row[i] + r_row[i] : x_row[i];
-      y[row * n + i] = v * rstd;
+      if (kFused && kCorrect) r_row[i] = v;
+      const float g = kFused || kCorrect ? param_at(gamma, i, 1.0f) : 1.0f;
+      y[row * n + i] = v * rstd * g;
     }
     if (threadIdx.x == 0) rstd_out[row] = rstd;
   }
+}
+
+template <bool kCorrect>
+check::RmsNormRun<float> rmsnorm_run() {
+  return [](const float* x, const float* g, float* y, float* rstd, int64_t rows, int64_t n,
+            float eps) {
+    if (rows == 0) return;
+    rmsnorm_kernel<false, kCorrect><<<normalization::detail::grid_for_rows(rows), kBlock>>>(
+        x, nullptr, g, y, rstd, rows, n, eps);
+    CUDA_CHECK_LAUNCH();
+  };
+}
+
+template <bool kCorrect>
+check::AddRmsNormRun<float> add_rmsnorm_run() {
+  return [](const float* x, float* residual, const float* g, float* y, float* rstd, int64_t rows,
+            int64_t n, float eps) {
+    if (rows == 0) return;
+    rmsnorm_kernel<true, kCorrect><<<normalization::detail::grid_for_rows(rows), kBlock>>>(
+        x, residual, g, y, rstd, rows, n, eps);
+    CUDA_CHECK_LAUNCH();
+  };
 }
 
 }  // namespace
@@ -147,26 +172,22 @@ check::LayerNormRun<float> layernorm(Bug bug) {
 check::LayerNormRun<__nv_bfloat16> layernorm_bf16_statistics() {
   return layernorm_run<__nv_bfloat16, __nv_bfloat16, Bug::None>();
 }
+check::LayerNormRun<__nv_bfloat16> layernorm_bf16_control() {
+  return layernorm_run<__nv_bfloat16, float, Bug::None>();
+}
 
 check::RmsNormRun<float> rmsnorm_ignores_gamma() {
-  return
-      [](const float* x, const float*, float* y, float* rstd, int64_t rows, int64_t n, float eps) {
-        if (rows == 0) return;
-        rmsnorm_kernel<false><<<normalization::detail::grid_for_rows(rows), kBlock>>>(
-            x, nullptr, y, rstd, rows, n, eps);
-        CUDA_CHECK_LAUNCH();
-      };
+  return rmsnorm_run<false>();
+}
+check::RmsNormRun<float> rmsnorm_control() {
+  return rmsnorm_run<true>();
 }
 
 check::AddRmsNormRun<float> add_rmsnorm_forgets_residual() {
-  return [](const float* x, float* residual, const float* gamma, float* y, float* rstd,
-            int64_t rows, int64_t n, float eps) {
-    if (rows == 0) return;
-    (void)gamma;  // the test passes no γ, so only the missing write-back is wrong
-    rmsnorm_kernel<true><<<normalization::detail::grid_for_rows(rows), kBlock>>>(
-        x, residual, y, rstd, rows, n, eps);
-    CUDA_CHECK_LAUNCH();
-  };
+  return add_rmsnorm_run<false>();
+}
+check::AddRmsNormRun<float> add_rmsnorm_control() {
+  return add_rmsnorm_run<true>();
 }
 
 }  // namespace wrong

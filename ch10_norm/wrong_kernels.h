@@ -21,11 +21,16 @@ enum class Bug {
 const char* bug_name(Bug bug);
 
 check::LayerNormRun<float> layernorm(Bug bug);
-// Statistics accumulated in bf16 instead of float: each addition rounds to 8 bits.
+// Statistics accumulated in bf16 instead of float: each addition rounds to 8 bits. The control
+// accumulates in float.
 check::LayerNormRun<__nv_bfloat16> layernorm_bf16_statistics();
-// RMSNorm that forgets γ.
+check::LayerNormRun<__nv_bfloat16> layernorm_bf16_control();
+// RMSNorm that forgets γ, and the same kernel with γ.
 check::RmsNormRun<float> rmsnorm_ignores_gamma();
-// The fused add that normalizes x + residual but never writes it back to `residual`.
+check::RmsNormRun<float> rmsnorm_control();
+// The fused add that normalizes x + residual but never writes it back to `residual`, and the
+// same kernel with the write-back.
 check::AddRmsNormRun<float> add_rmsnorm_forgets_residual();
+check::AddRmsNormRun<float> add_rmsnorm_control();
 
 }  // namespace wrong

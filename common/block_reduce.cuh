@@ -130,13 +130,15 @@ struct Welford {
 // Chan et al.'s merge: with delta = mean_b - mean_a and n = n_a + n_b,
 //   mean = mean_a + delta * n_b / n,  M2 = M2_a + M2_b + delta^2 * n_a * n_b / n.
 // Either side may be empty (count 0); no large sums of squares ever form, so no cancellation.
+// delta is multiplied in last: merged with an empty set, delta is the other side's whole mean,
+// and delta^2 alone would overflow to inf (and inf * 0 to NaN) for a finite mean above 1.8e19.
 struct WelfordMerge {
   __device__ __forceinline__ Welford operator()(Welford a, Welford b) const {
     const float n = a.count + b.count;
     if (n == 0.0f) return a;
     const float delta = b.mean - a.mean;
     const float weight_b = b.count / n;
-    return {n, a.mean + delta * weight_b, a.m2 + b.m2 + delta * delta * a.count * weight_b};
+    return {n, a.mean + delta * weight_b, a.m2 + b.m2 + delta * (delta * (a.count * weight_b))};
   }
 };
 
