@@ -79,7 +79,7 @@ size_t workspace_bytes(int64_t M, int64_t N) {
 template <typename T>
 void topk(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices, void* workspace,
           size_t workspace_size, cudaStream_t stream) {
-  topk::check_problem(__func__, x, M, N, k, indices, static_cast<int>(N));
+  topk::check_problem(__func__, x, M, N, k, indices, static_cast<int>(N), values);
   check_size(M, N);
   if (M == 0) return;
   const Layout l = layout<T>(M, N);

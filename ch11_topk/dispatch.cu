@@ -111,7 +111,7 @@ void topk(Version v, const T* x, int64_t M, int64_t N, int k, T* values, int64_t
 template <typename T>
 void topk(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices, void* workspace,
           cudaStream_t stream) {
-  check_problem(__func__, x, M, N, k, indices, kMaxK);
+  check_problem(__func__, x, M, N, k, indices, kMaxK, values);
   const Plan plan = choose_plan(M, N, k, static_cast<int>(sizeof(T)));
   if (plan.version == Version::SplitRow)
     return topk_filtered(x, M, N, k, plan.chunks, values, indices, workspace, stream);

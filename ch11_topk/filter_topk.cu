@@ -1099,7 +1099,7 @@ template <typename T, bool kSoftmax>
 void run_filter(const char* who, const T* x, int64_t M, int64_t N, int k, int chunks, float scale,
                 T* values, int64_t* indices, float* probs, float* lse, void* workspace,
                 cudaStream_t stream) {
-  check_problem(who, x, M, N, k, indices, kMaxK);
+  check_problem(who, x, M, N, k, indices, kMaxK, values, probs, lse);
   check_chunks(who, chunks);
   if (chunks == 0) chunks = split_chunks(M, N);
   CHECK_ARG(chunks == 1 || workspace != nullptr,
@@ -1129,8 +1129,10 @@ template <typename T>
 void softmax_topk(const T* x, int64_t M, int64_t N, int k, float temperature, int chunks,
                   int64_t* indices, float* probs, float* lse, void* workspace,
                   cudaStream_t stream) {
-  CHECK_ARG(temperature > 0.0f && std::isfinite(temperature),
-            "temperature must be positive and finite, got " << temperature);
+  // 1 / temperature must be finite too: below 2^-128 it overflows, and x / temperature with it.
+  CHECK_ARG(
+      temperature > 0.0f && std::isfinite(temperature) && std::isfinite(1.0f / temperature),
+      "temperature must be positive and finite, with a finite reciprocal, got " << temperature);
   CHECK_ARG(M == 0 || probs != nullptr, "probs must not be null");
   detail::run_filter<T, true>(__func__, x, M, N, k, chunks, 1.0f / temperature, nullptr, indices,
                               probs, lse, workspace, stream);
@@ -1139,7 +1141,7 @@ void softmax_topk(const T* x, int64_t M, int64_t N, int k, float temperature, in
 template <typename T>
 void topk_cluster_row(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
                       cudaStream_t stream) {
-  check_problem(__func__, x, M, N, k, indices, kMaxK);
+  check_problem(__func__, x, M, N, k, indices, kMaxK, values);
   CHECK_ARG(M == 0 || values != nullptr, "values must not be null");
   CHECK_ARG(N <= cluster_row_max_n(static_cast<int>(sizeof(T))),
             "rows of N = " << N << " do not fit one cluster's registers (at most "

@@ -581,30 +581,49 @@ TEST_CASE("version 6: the dispatcher", "[ch11_topk][dispatch]") {
 }
 
 TEST_CASE("bad arguments are reported", "[ch11_topk][arguments]") {
-  float* x = nullptr;
-  int64_t* indices = nullptr;
-  float* values = nullptr;
-  // k > N, k < 1 and k above a version's limit are errors, whatever the pointers.
-  REQUIRE_THROWS_AS(topk::topk(x, 1, 10, 11, values, indices, nullptr), std::invalid_argument);
-  REQUIRE_THROWS_AS(topk::topk(x, 1, 10, 0, values, indices, nullptr), std::invalid_argument);
-  REQUIRE_THROWS_AS(topk::topk(x, 1, 2000, 1025, values, indices, nullptr), std::invalid_argument);
-  REQUIRE_THROWS_AS(topk::topk(topk::Version::ThreadQueue, x, 1, 100, 33, values, indices, nullptr),
-                    std::invalid_argument);
-  REQUIRE_THROWS_AS(topk::topk(topk::Version::WarpMerge, x, 1, 1000, 257, values, indices, nullptr),
-                    std::invalid_argument);
-  REQUIRE_THROWS_AS(topk::topk(x, -1, 10, 1, values, indices, nullptr), std::invalid_argument);
-  REQUIRE_THROWS_AS(topk::softmax_topk(x, 1, 10, 1, 0.0f, 1, indices, values, nullptr, nullptr),
-                    std::invalid_argument);
-  // More blocks per row than kMaxChunks; the pointers are never used, the call must throw first.
-  auto* fake = reinterpret_cast<float*>(uintptr_t{256});
-  auto* fake_indices = reinterpret_cast<int64_t*>(uintptr_t{256});
-  REQUIRE_THROWS_AS(topk::workspace_bytes(1, 1 << 20, 1, topk::kMaxChunks + 1),
-                    std::invalid_argument);
-  REQUIRE_THROWS_AS(
-      topk::topk_filtered(fake, 1, 1 << 20, 1, topk::kMaxChunks + 1, fake, fake_indices, fake),
-      std::invalid_argument);
-  // M = 0 is a valid, empty problem.
-  REQUIRE_NOTHROW(topk::topk_filtered(x, 0, 10, 1, 1, values, indices, nullptr));
+  // Real buffers, so that only the argument under test is wrong; the message is checked, so that
+  // a call refused by another check cannot pass for the one under test.
+  common::DeviceBuffer<float> x(2000), values(1100), probs(1100);
+  common::DeviceBuffer<int64_t> indices(1100);
+  REQUIRE_INVALID_ARGUMENT(topk::topk(x.data(), 1, 10, 11, values.data(), indices.data(), nullptr),
+                           "is larger than the row length");
+  REQUIRE_INVALID_ARGUMENT(topk::topk(x.data(), 1, 10, 0, values.data(), indices.data(), nullptr),
+                           "k must be >= 1");
+  REQUIRE_INVALID_ARGUMENT(
+      topk::topk(x.data(), 1, 2000, 1025, values.data(), indices.data(), nullptr),
+      "exceeds this version's limit");
+  REQUIRE_INVALID_ARGUMENT(topk::topk(topk::Version::ThreadQueue, x.data(), 1, 100, 33,
+                                      values.data(), indices.data(), nullptr),
+                           "exceeds this version's limit of 32");
+  REQUIRE_INVALID_ARGUMENT(topk::topk(topk::Version::WarpMerge, x.data(), 1, 1000, 257,
+                                      values.data(), indices.data(), nullptr),
+                           "exceeds this version's limit of 256");
+  REQUIRE_INVALID_ARGUMENT(topk::topk(x.data(), -1, 10, 1, values.data(), indices.data(), nullptr),
+                           "M must be >= 0");
+  REQUIRE_INVALID_ARGUMENT(topk::topk(x.data(), 1, 0, 1, values.data(), indices.data(), nullptr),
+                           "N must be >= 1");
+  REQUIRE_INVALID_ARGUMENT(topk::topk(x.data(), 1, 10, 1, values.data(), nullptr, nullptr),
+                           "must not be null");
+  // A pointer between two elements would fault inside a kernel; it is refused before.
+  const auto* odd_x =
+      reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(x.data()) + 2);
+  auto* odd_values = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(values.data()) + 1);
+  REQUIRE_INVALID_ARGUMENT(topk::topk(odd_x, 1, 10, 1, values.data(), indices.data(), nullptr),
+                           "aligned to the size of its element");
+  REQUIRE_INVALID_ARGUMENT(topk::topk(x.data(), 1, 10, 1, odd_values, indices.data(), nullptr),
+                           "aligned to the size of its element");
+  for (float temperature : {0.0f, -1.0f, INFINITY, 1e-39f})
+    REQUIRE_INVALID_ARGUMENT(topk::softmax_topk(x.data(), 1, 10, 1, temperature, 1, indices.data(),
+                                                probs.data(), nullptr, nullptr),
+                             "temperature must be positive and finite");
+  // More blocks per row than kMaxChunks; the call must throw before it touches anything.
+  REQUIRE_INVALID_ARGUMENT(topk::workspace_bytes(1, 1 << 20, 1, topk::kMaxChunks + 1),
+                           "chunks must be in");
+  REQUIRE_INVALID_ARGUMENT(topk::topk_filtered(x.data(), 1, 1000, 1, topk::kMaxChunks + 1,
+                                               values.data(), indices.data(), nullptr),
+                           "chunks must be in");
+  // M = 0 is a valid, empty problem: no pointer is needed.
+  REQUIRE_NOTHROW(topk::topk_filtered<float>(nullptr, 0, 10, 1, 1, nullptr, nullptr, nullptr));
 }
 
 TEST_CASE("M * N > 2^31: bf16 logits of 16777 x 128256", "[ch11_topk][dispatch][large]") {

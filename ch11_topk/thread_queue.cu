@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(kThreadQueueThreads)
 template <typename T>
 void topk_thread_queue(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
                        cudaStream_t stream) {
-  check_problem(__func__, x, M, N, k, indices, max_k(Version::ThreadQueue));
+  check_problem(__func__, x, M, N, k, indices, max_k(Version::ThreadQueue), values);
   CHECK_ARG(M == 0 || values != nullptr, "values must not be null");
   if (M == 0) return;
   if (k <= 8)

@@ -9,8 +9,8 @@
 //   - -0.0 and +0.0 are equal (a tie, lower index first); `values` holds the input's own bits.
 // All pointers are device pointers: values and indices are [M, k] row-major. 1 <= k <= N (and
 // k <= max_k(version)); N < 2^31; M >= 0 (M = 0 does nothing); M * N may exceed 2^31. Pointers
-// may have any element alignment. Calls validate their arguments (std::invalid_argument) and
-// check their launches (common::CudaError).
+// may start at any element (no 16-byte alignment needed), not between two elements. Calls
+// validate their arguments (std::invalid_argument) and check their launches (common::CudaError).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -75,9 +75,10 @@ void topk(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices, 
 // Fused softmax + top-k (version 5): one read of the logits. For each row, with y = x /
 // temperature, m = max y and l = sum exp(y - m): indices of the k largest x (same order as topk)
 // and probs = exp(y_i - m) / l, normalized over the whole row; lse (optional, nullptr to skip, [M])
-// = m + log(l). The softmax itself is never written. temperature > 0. A row holding NaN or +inf
-// gets NaN probabilities and lse (as torch.softmax); a row of only -inf gets NaN probabilities and
-// lse = -inf. chunks: blocks per row, 0 = split_chunks(M, N).
+// = m + log(l). The softmax itself is never written. temperature > 0, finite, with a finite
+// reciprocal (above about 2.9e-39). A row holding NaN or +inf gets NaN probabilities and lse (as
+// torch.softmax); a row of only -inf gets NaN probabilities and lse = -inf. chunks: blocks per
+// row, 0 = split_chunks(M, N).
 template <typename T>
 void softmax_topk(const T* x, int64_t M, int64_t N, int k, float temperature, int chunks,
                   int64_t* indices, float* probs, float* lse, void* workspace,

@@ -18,6 +18,7 @@
 
 #include "common/block_reduce.cuh"
 #include "common/errors.hpp"
+#include "common/overlap.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -249,9 +250,13 @@ __device__ __forceinline__ void write_slot(const T* row, uint64_t c, T* values, 
 
 namespace topk {
 
-// The checks every launcher makes; `who` names the caller in the message.
-inline void check_problem(const char* who, const void* x, int64_t M, int64_t N, int k,
-                          const void* indices, int k_limit) {
+// The checks every launcher makes; `who` names the caller in the message. `outputs` are the
+// launcher's other pointers (values, probabilities), checked for alignment with x and indices:
+// the kernels' 16-byte loads start at a whole element, and a pointer between two elements
+// would fault inside a kernel instead of here.
+template <typename T, typename... Outputs>
+void check_problem(const char* who, const T* x, int64_t M, int64_t N, int k, const int64_t* indices,
+                   int k_limit, const Outputs*... outputs) {
   auto fail = [&](const std::string& what) { common::throw_bad_argument(who, what); };
   if (M < 0) fail("M must be >= 0, got " + std::to_string(M));
   if (M > 0x7FFFFFFF) fail("M must be < 2^31, got " + std::to_string(M));
@@ -265,6 +270,10 @@ inline void check_problem(const char* who, const void* x, int64_t M, int64_t N, 
     fail("k = " + std::to_string(k) + " exceeds this version's limit of " +
          std::to_string(k_limit));
   if (M > 0 && (x == nullptr || indices == nullptr)) fail("x and indices must not be null");
+  if (!common::elements_aligned(x, indices, outputs...))
+    fail(
+        "every pointer must be aligned to the size of its element (2 bytes for half and bf16, "
+        "4 for float, 8 for the indices)");
 }
 
 // Blocks per row for a split: 0 (split_chunks decides) to kMaxChunks.

@@ -167,7 +167,7 @@ void launch_warp_merge(const T* x, int64_t M, int64_t N, int k, T* values, int64
 template <typename T>
 void topk_warp_merge(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
                      cudaStream_t stream) {
-  check_problem(__func__, x, M, N, k, indices, max_k(Version::WarpMerge));
+  check_problem(__func__, x, M, N, k, indices, max_k(Version::WarpMerge), values);
   CHECK_ARG(M == 0 || values != nullptr, "values must not be null");
   if (M == 0) return;
   if (k <= 32)
