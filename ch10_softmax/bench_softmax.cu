@@ -160,14 +160,15 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
           },
           forward_check(check::Op::Softmax), bytes, vendor_us);
     }
-    if (args.wants_version("log_softmax"))
+    // --versions matches the names printed: "7_final" keeps this row, "log_softmax" only it.
+    if (args.wants_version("7_final log_softmax"))
       check_then_time(
           "7_final log_softmax", false, y,
           [&](cudaStream_t s) {
             softmax::log_softmax(x.data(), y.data(), shape.rows, shape.cols, s);
           },
           forward_check(check::Op::LogSoftmax), bytes, std::nullopt);
-    if (args.wants_version("backward")) {
+    if (args.wants_version("9_backward")) {
       common::DeviceBuffer<T> dy(n), dx(n);
       fill(dy, 2);
       // The backward's y is a softmax output, made by the dispatcher before the backward runs.

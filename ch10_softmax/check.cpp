@@ -15,6 +15,8 @@
 #include <cstring>
 #include <exception>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 namespace check {
 namespace {
@@ -27,7 +29,10 @@ std::vector<V> pick_rows(const std::vector<V>& all, int64_t rows, int64_t cols,
   std::vector<V> picked;
   picked.reserve(rows_wanted.size() * cols);
   for (int64_t r : rows_wanted) {
-    if (r < 0 || r >= rows) continue;
+    // A row that is not there would compare nothing and pass: a mistake in the caller.
+    if (r < 0 || r >= rows)
+      throw std::invalid_argument("sample row " + std::to_string(r) + " outside [0, " +
+                                  std::to_string(rows) + ")");
     picked.insert(picked.end(), all.begin() + r * cols, all.begin() + (r + 1) * cols);
   }
   return picked;

@@ -26,8 +26,9 @@ using BackwardRun = std::function<void(const T* y, const T* dy, T* dx, int64_t r
 // Where the buffers sit: each `*_misalign` elements past a 256-byte boundary, so that kernels
 // meet every phase of the 16-byte grid; in_place runs the kernel with the output on the input
 // (forward: y == x; backward: dx == dy, or dx == y with dx_on_y). The backward reads y at
-// in_misalign and dy at out_misalign; dx sits at dx_misalign, or by default out of phase with
-// both ((in + out + 1) % 8).
+// in_misalign and dy at out_misalign; dx sits at dx_misalign, or by default at
+// (in + out + 1) % 8: out of phase with y (which the kernels compare dx's phase with) unless
+// out + 1 is a multiple of the elements in 16 bytes, which no placement of the tests is.
 struct Placement {
   size_t in_misalign = 0;
   size_t out_misalign = 0;

@@ -36,7 +36,7 @@ enum class Version {
   WarpPerRow,     // 4. a warp (or part of one) per row, row in registers    (softmax_warp.cu)
   BlockCached,    // 5. block per row, row in registers, 16-byte loads       (softmax_cached.cu)
   BlockReread,    // 5b. block per row, row read again from L1/L2            (softmax_reread.cu)
-  SplitRow,       // 6. a row split across a cluster of blocks                (softmax_cached.cu)
+  SplitRow,       // 6. a row split across a cluster of blocks    (softmax_cluster.cuh, TODO 6)
   Final,          // 7. the dispatcher: picks 4, 5, 5b or 6 from the shape    (softmax_dispatch.cu)
 };
 constexpr Version kAllVersions[] = {
@@ -45,7 +45,8 @@ constexpr Version kAllVersions[] = {
 const char* version_name(Version v);  // "1_three_pass", ..., "7_final"
 
 // Limits of the specialised versions (the others take any shape). A call outside them throws
-// std::invalid_argument; `supports` says beforehand. Version 6 needs thread-block clusters
+// std::invalid_argument; `supports` says beforehand (false also for sizes no version takes:
+// rows < 0, cols < 1, a matrix beyond 64 bits of bytes). Version 6 needs thread-block clusters
 // (sm_90 or newer).
 template <typename T>
 bool supports(Version v, int64_t rows, int64_t cols);

@@ -80,12 +80,18 @@ Version choose_version(const T* x, int64_t rows, int64_t cols) {
   // END TODO 7
 }
 
+// rows * cols * sizeof(T) fits int64_t (so that no byte count or offset below wraps).
+template <typename T>
+bool shape_fits_64_bits(int64_t rows, int64_t cols) {
+  return rows <= std::numeric_limits<int64_t>::max() / static_cast<int64_t>(sizeof(T)) / cols;
+}
+
 template <typename T>
 void validate(const T* x, const T* y, int64_t rows, int64_t cols) {
   CHECK_ARG(rows >= 0, "rows must be >= 0, got " << rows);
   CHECK_ARG(cols >= 1, "cols must be >= 1, got " << cols);
-  CHECK_ARG(rows <= std::numeric_limits<int64_t>::max() / cols,
-            "rows * cols overflows 64 bits: " << rows << " x " << cols);
+  CHECK_ARG(shape_fits_64_bits<T>(rows, cols),
+            "rows * cols elements overflow 64 bits of bytes: " << rows << " x " << cols);
   if (rows == 0) return;
   CHECK_ARG(x != nullptr && y != nullptr, "x and y must be device pointers, got null");
   CHECK_ARG(common::elements_aligned(x, y),
@@ -125,7 +131,7 @@ void run(Version v, const T* x, T* y, int64_t rows, int64_t cols, Epilogue epilo
 
 template <typename T>
 bool supports(Version v, int64_t rows, int64_t cols) {
-  (void)rows;
+  if (rows < 0 || cols < 1 || !shape_fits_64_bits<T>(rows, cols)) return false;
   switch (v) {
     case Version::WarpPerRow:
       return cols <= detail::warp_row_capacity<T>();
@@ -136,9 +142,13 @@ bool supports(Version v, int64_t rows, int64_t cols) {
     case Version::SplitRow:
       return detail::clusters_supported() &&
              cols <= detail::cached_row_capacity<T>(detail::kMaxCluster);
-    default:
+    case Version::ThreePass:
+    case Version::Online:
+    case Version::TwoLevelMerge:
+    case Version::Final:
       return true;
   }
+  return false;  // not a version
 }
 
 template <typename T>

@@ -22,7 +22,7 @@ __device__ __forceinline__ float from_compute<float>(float v) {
   return v;
 }
 
-// TODO 8 (about 8 lines; checked by [ch10_softmax][reduced_precision]):
+// TODO 8 (about 14 lines; checked by [ch10_softmax][reduced_precision]):
 //   Define to_compute for __half and __nv_bfloat16 (widen to float: exact, every half and bf16
 //   value is a float) and the from_compute<__half> / from_compute<__nv_bfloat16>
 //   specialisations (round a float to nearest even). cuda_fp16.h and cuda_bf16.h have one

@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(kThreads) SOFTMAX_MAX_REGISTERS(reread_registe
     const auto layout = row_layout<kAligned>(x_row, cols);
     constexpr int batch_windows = kPacks * kThreads;
     const int batches = (layout.count + batch_windows - 1) / batch_windows;
-    // TODO 5b (about 25 lines; checked by [ch10_softmax][block_reread]):
+    // TODO 5b (about 35 lines; checked by [ch10_softmax][block_reread]):
     //   Window k of batch b for this thread: w = b * batch_windows + k * kThreads + threadIdx.x
     //   (consecutive threads, consecutive 16 bytes), present when w < layout.count.
     //   (a) Start from the empty pair common::MaxSum{-INFINITY, 0.0f}. For each batch: load its
