@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <sstream>
+#include <string>
 
 namespace check {
 
@@ -33,17 +35,24 @@ struct Run {
   common::CheckResult integrity;  // written, guards intact, input unchanged
 };
 
+// workspace: one of reduction.workspace_bytes(n) that an earlier run used, or nullptr for a new,
+// zero-filled one.
 template <typename T>
-Run run_once(const Reduction<T>& reduction, const std::vector<T>& x, size_t misalign) {
+Run run_once(const Reduction<T>& reduction, const std::vector<T>& x, size_t misalign,
+             void* workspace = nullptr) {
   const auto n = static_cast<int64_t>(x.size());
   common::GuardedBuffer<T> in(x.size(), misalign);
   in.upload(x);
   common::GuardedBuffer<float> out(1);
   out.poison();
-  common::DeviceBuffer<unsigned char> workspace(reduction.workspace_bytes(n));
-  workspace.fill_bytes(0);
+  std::optional<common::DeviceBuffer<unsigned char>> fresh;
+  if (workspace == nullptr) {
+    fresh.emplace(reduction.workspace_bytes(n));
+    fresh->fill_bytes(0);
+    workspace = fresh->data();
+  }
 
-  reduction.run(in.data(), n, out.data(), workspace.data());
+  reduction.run(in.data(), n, out.data(), workspace);
   CUDA_CHECK(cudaDeviceSynchronize());  // errors raised while the kernel ran surface here
 
   Run result;
@@ -86,11 +95,21 @@ common::CheckResult check_reduction(const Reduction<T>& reduction, const std::ve
 template <typename T>
 common::CheckResult check_deterministic(const Reduction<T>& reduction, const std::vector<T>& x,
                                         int runs) {
-  const Run first = run_once(reduction, x, 0);
+  // One workspace for every run, zero-filled once: reduction.h lets a caller reuse it, so each
+  // launch must leave it as it found it (the final version's counter back at zero).
+  common::DeviceBuffer<unsigned char> workspace(
+      reduction.workspace_bytes(static_cast<int64_t>(x.size())));
+  workspace.fill_bytes(0);
+  const Run first = run_once(reduction, x, 0, workspace.data());
   if (!first.integrity.ok) return first.integrity;
   for (int i = 1; i < runs; ++i) {
-    const Run again = run_once(reduction, x, 0);
-    if (!again.integrity.ok) return again.integrity;
+    Run again = run_once(reduction, x, 0, workspace.data());
+    if (!again.integrity.ok) {
+      again.integrity.message += " (run " + std::to_string(i) +
+                                 ", on the workspace the runs before it used: a launch must leave "
+                                 "it as it found it, the counter of TODO 7c back at zero)";
+      return again.integrity;
+    }
     if (std::memcmp(&again.value, &first.value, sizeof(float)) != 0) {
       std::ostringstream msg;
       msg.precision(9);

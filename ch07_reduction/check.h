@@ -57,7 +57,8 @@ template <typename T>
 common::CheckResult check_reduction(const Reduction<T>& reduction, const std::vector<T>& x,
                                     size_t misalign = 0);
 
-// Runs the reduction `runs` times on the same input; every result must be bitwise identical.
+// Runs the reduction `runs` times on the same input and one workspace, zero-filled before the
+// first run only (as reduction.h lets a caller reuse it); every result must be bitwise identical.
 template <typename T>
 common::CheckResult check_deterministic(const Reduction<T>& reduction, const std::vector<T>& x,
                                         int runs);

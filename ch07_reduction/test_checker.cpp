@@ -49,3 +49,17 @@ TEST_CASE("the determinism check rejects an order-dependent finish", "[ch07_redu
   REQUIRE(check::check_reduction(wrong::order_dependent_finish(), x).ok);  // the value is fine...
   REQUIRE_FALSE(check::check_deterministic(wrong::order_dependent_finish(), x, 50).ok);  // ...its bits are not
 }
+
+TEST_CASE("the determinism check rejects a finish that leaves its counter set",
+          "[ch07_reduction][checker]") {
+  // reduction.h lets a caller reuse the workspace, so the last block must return the counter to
+  // zero; the determinism check runs every launch on one workspace to catch a finish that does not.
+  const auto x = common::gen::normal(100000, 7);
+  const auto control = check::check_deterministic(wrong::resets_its_counter(), x, 3);
+  INFO("control: " << control.message);
+  REQUIRE(control.ok);
+  const auto result = check::check_deterministic(wrong::keeps_its_counter(), x, 3);
+  INFO(result.message);
+  REQUIRE_FALSE(result.ok);
+  REQUIRE(result.message.find("never written") != std::string::npos);
+}

@@ -3,6 +3,8 @@
 #include "common/block_reduce.cuh"
 #include "common/errors.hpp"
 
+#include <cuda/atomic>
+
 namespace wrong {
 namespace {
 
@@ -46,6 +48,44 @@ __global__ void atomic_block_sums_kernel(const float* x, int64_t n, float* out) 
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += stride) sum += x[i];
   sum = common::block_reduce(sum, common::Sum{}, 0.0f);
   if (threadIdx.x == 0) atomicAdd(out, sum);
+}
+
+// Last block done over a fixed grid: block sums in the workspace, a counter that elects the last
+// block, which adds the sums in block order. Without kResetsCounter the counter keeps the count of
+// the launch before, so on a reused workspace no block is ever the last and out is never written.
+constexpr int kLastBlockGrid = 64;
+template <bool kResetsCounter>
+__global__ void last_block_done_kernel(const float* x, int64_t n, float* out, unsigned* done,
+                                       float* block_sums) {
+  float sum = 0.0f;
+  const int64_t stride = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += stride)
+    sum += x[i];
+  sum = common::block_reduce(sum, common::Sum{}, 0.0f);
+  if (threadIdx.x != 0) return;
+  block_sums[blockIdx.x] = sum;
+  cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(*done);
+  if (count.fetch_add(1u, cuda::memory_order_acq_rel) != gridDim.x - 1) return;
+  float total = 0.0f;
+  for (unsigned b = 0; b < gridDim.x; ++b)
+    total += block_sums[b];
+  out[0] = total;
+  if (kResetsCounter) count.store(0u, cuda::memory_order_relaxed);
+}
+
+template <bool kResetsCounter>
+check::Reduction<float> last_block_done(const char* name) {
+  check::Reduction<float> r;
+  r.name = name;
+  r.op = check::Op::Sum;
+  r.workspace_bytes = [](int64_t) { return sizeof(float) * (kLastBlockGrid + 1); };
+  r.run = [](const float* x, int64_t n, float* out, void* workspace) {
+    auto* done = static_cast<unsigned*>(workspace);
+    auto* block_sums = static_cast<float*>(workspace) + 1;
+    last_block_done_kernel<kResetsCounter><<<kLastBlockGrid, kBlock>>>(x, n, out, done, block_sums);
+    CUDA_CHECK_LAUNCH();
+  };
+  return r;
 }
 
 check::Reduction<float> make(const char* name, check::Op op,
@@ -101,6 +141,14 @@ check::Reduction<float> order_dependent_finish() {
     atomic_block_sums_kernel<<<1024, kBlock>>>(x, n, out);
     CUDA_CHECK_LAUNCH();
   });
+}
+
+check::Reduction<float> keeps_its_counter() {
+  return last_block_done<false>("keeps_its_counter");
+}
+
+check::Reduction<float> resets_its_counter() {
+  return last_block_done<true>("resets_its_counter");
 }
 
 }  // namespace wrong

@@ -14,5 +14,7 @@ check::Reduction<float> drops_last_element();       // off-by-one tail: i < n - 
 check::Reduction<float> writes_past_output();       // right sum, but also stores to out[1]
 check::Reduction<float> max_ignores_nan();          // fmaxf drops NaN instead of propagating it
 check::Reduction<float> order_dependent_finish();   // adds block results in finishing order
+check::Reduction<float> keeps_its_counter();        // last block done, counter never reset
+check::Reduction<float> resets_its_counter();       // the same, counter reset: the control
 
 }  // namespace wrong

@@ -41,11 +41,13 @@ inline void cuda_check(cudaError_t code, const char* call, const char* file, int
 #define CUDA_CHECK_LAUNCH() ::common::cuda_check(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)
 
 // Argument validation in launchers: CHECK_ARG(n >= 0, "n must be >= 0, got " << n);
-#define CHECK_ARG(cond, message)                                     \
-  do {                                                               \
-    if (!(cond)) {                                                   \
-      std::ostringstream check_arg_msg_;                             \
-      check_arg_msg_ << message;                                     \
-      ::common::throw_bad_argument(__func__, check_arg_msg_.str()); \
-    }                                                                \
+#define CHECK_ARG(cond, message) CHECK_ARG_FOR(__func__, cond, message)
+// The same in a helper that checks for a public function: the message names `function`.
+#define CHECK_ARG_FOR(function, cond, message)                      \
+  do {                                                              \
+    if (!(cond)) {                                                  \
+      std::ostringstream check_arg_msg_;                            \
+      check_arg_msg_ << message;                                    \
+      ::common::throw_bad_argument(function, check_arg_msg_.str()); \
+    }                                                               \
   } while (0)

@@ -359,13 +359,15 @@ void launch_final(const T* x, int64_t n, float identity, float* out, void* works
   CUDA_CHECK_LAUNCH();
 }
 
+// `who`: the public function called, which the messages name.
 template <typename T, typename Op>
-void reduce_final(const T* x, int64_t n, float identity, float* out, void* workspace,
-                  cudaStream_t stream) {
-  CHECK_ARG(n >= 0, "n must be >= 0, got " << n);
-  CHECK_ARG(x != nullptr || n == 0, "x is null but n = " << n);
-  CHECK_ARG(out != nullptr, "out is null");
-  CHECK_ARG(workspace != nullptr, "workspace is null: allocate workspace_bytes(Version::Final, n)");
+void reduce_final(const char* who, const T* x, int64_t n, float identity, float* out,
+                  void* workspace, cudaStream_t stream) {
+  CHECK_ARG_FOR(who, n >= 0, "n must be >= 0, got " << n);
+  CHECK_ARG_FOR(who, x != nullptr || n == 0, "x is null but n = " << n);
+  CHECK_ARG_FOR(who, out != nullptr, "out is null");
+  CHECK_ARG_FOR(who, workspace != nullptr,
+                "workspace is null: allocate workspace_bytes(Version::Final, n)");
   with_final_depth<T>(n, [&](auto depth) {
     launch_final<T, Op, depth>(x, n, identity, out, workspace, stream);
   });
@@ -443,8 +445,14 @@ size_t workspace_bytes(Version v, int64_t n) {
   switch (v) {
     case Version::Atomic: return 0;
     case Version::Final: return 256 + sizeof(float) * static_cast<size_t>(final_max_blocks());
-    default: return 2 * sizeof(float) * static_cast<size_t>(teaching_blocks(v, n));
+    case Version::Interleaved:
+    case Version::InterleavedStrided:
+    case Version::Sequential:
+    case Version::FirstAdd:
+    case Version::WarpShuffle:
+      return 2 * sizeof(float) * static_cast<size_t>(teaching_blocks(v, n));
   }
+  CHECK_ARG(false, "unknown version " << static_cast<int>(v));
 }
 
 void sum(Version v, const float* x, int64_t n, float* out, void* workspace, cudaStream_t stream) {
@@ -460,7 +468,7 @@ void sum(Version v, const float* x, int64_t n, float* out, void* workspace, cuda
       CUDA_CHECK_LAUNCH();
       return;
     case Version::Final:
-      reduce_final<float, common::Sum>(x, n, 0.0f, out, workspace, stream);
+      reduce_final<float, common::Sum>(__func__, x, n, 0.0f, out, workspace, stream);
       return;
     case Version::Interleaved:
     case Version::InterleavedStrided:
@@ -475,15 +483,15 @@ void sum(Version v, const float* x, int64_t n, float* out, void* workspace, cuda
 }
 
 void sum(const __half* x, int64_t n, float* out, void* workspace, cudaStream_t stream) {
-  reduce_final<__half, common::Sum>(x, n, 0.0f, out, workspace, stream);
+  reduce_final<__half, common::Sum>(__func__, x, n, 0.0f, out, workspace, stream);
 }
 
 void sum(const __nv_bfloat16* x, int64_t n, float* out, void* workspace, cudaStream_t stream) {
-  reduce_final<__nv_bfloat16, common::Sum>(x, n, 0.0f, out, workspace, stream);
+  reduce_final<__nv_bfloat16, common::Sum>(__func__, x, n, 0.0f, out, workspace, stream);
 }
 
 void max(const float* x, int64_t n, float* out, void* workspace, cudaStream_t stream) {
-  reduce_final<float, common::MaxOneInstruction>(x, n, -INFINITY, out, workspace, stream);
+  reduce_final<float, common::MaxOneInstruction>(__func__, x, n, -INFINITY, out, workspace, stream);
 }
 
 }  // namespace reduction
