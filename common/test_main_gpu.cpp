@@ -30,5 +30,7 @@ int main(int argc, char** argv) {
       return GPU_TEST_SKIP_CODE;
     }
   }
-  return Catch::Session().run(argc, argv);
+  // Catch2 v2 exits with the number of failed assertions: 77 of them would read as "skipped".
+  const int status = Catch::Session().run(argc, argv);
+  return status == GPU_TEST_SKIP_CODE ? 1 : status;
 }
