@@ -29,17 +29,15 @@ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --f
 step "configure + build (${chapters[*]})"
 generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
 chapter_list=$(IFS=';'; echo "${chapters[*]}")
+rm -rf "$build"
 cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCHAPTERS_WERROR=ON \
   "-DCHAPTERS=$chapter_list" \
   >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-targets=(common_cpu_tests)
-for ch in "${chapters[@]}"; do
-  targets+=("${ch}_solution_tests" "${ch}_student_tests" "${ch}_checker_tests" "${ch}_cpu_tests"
-            "${ch}_solution_bench")
-done
-cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >"$out/build.log" 2>&1 \
+# Every target of the chapters: a test binary left unbuilt would drop its tests from the suite
+# without a word (ctest lists it as an unlabelled placeholder that no -L selects).
+cmake --build "$build" -j "$(nproc)" >"$out/build.log" 2>&1 \
   || { grep -E "error|warning" "$out/build.log" | head -40; exit 1; }
-echo "built ${#targets[@]} targets"
+echo "built every target of: ${chapters[*]}"
 
 regex=$(IFS='|'; echo "${chapters[*]}|consistency|common")
 step "solution suite"
