@@ -398,7 +398,7 @@ TEST_CASE("aligned rows, forward and backward", "[ch10_softmax][aligned]") {
 TEST_CASE("arguments are validated", "[ch10_softmax][validation]") {
   // Each bad call names what is wrong: the message is checked, so that a call refused by another
   // check cannot pass for the one under test. Forward, log_softmax and backward alike.
-  common::DeviceBuffer<float> a(64), b(64), c(64);
+  common::DeviceBuffer<float> a(64), b(64);
   const std::function<void(const float*, float*, int64_t, int64_t)> forwards[] = {
       [](const float* x, float* y, int64_t rows, int64_t cols) {
         softmax::softmax(x, y, rows, cols);
@@ -423,7 +423,9 @@ TEST_CASE("arguments are validated", "[ch10_softmax][validation]") {
     // No rows: nothing to do, nothing thrown, nothing launched.
     REQUIRE_NOTHROW(call(nullptr, nullptr, 0, 7));
   }
-  REQUIRE_INVALID_ARGUMENT(softmax::softmax_backward(a.data(), b.data(), c.data() + 2, 2, 8),
+  REQUIRE_INVALID_ARGUMENT(softmax::softmax_backward(a.data(), b.data(), a.data() + 2, 2, 8),
+                           "dx overlaps y or dy");
+  REQUIRE_INVALID_ARGUMENT(softmax::softmax_backward(a.data(), b.data(), b.data() + 2, 2, 8),
                            "dx overlaps y or dy");
   REQUIRE_INVALID_ARGUMENT(softmax::softmax(Version::WarpPerRow, a.data(), b.data(), 1, 1025),
                            "warp");
