@@ -81,19 +81,21 @@ bool shape_fits_64_bits(int64_t rows, int64_t cols) {
   return rows <= std::numeric_limits<int64_t>::max() / static_cast<int64_t>(sizeof(T)) / cols;
 }
 
+// `who`: the public function called, which the messages name.
 template <typename T>
-void validate(const T* x, const T* y, int64_t rows, int64_t cols) {
-  CHECK_ARG(rows >= 0, "rows must be >= 0, got " << rows);
-  CHECK_ARG(cols >= 1, "cols must be >= 1, got " << cols);
-  CHECK_ARG(shape_fits_64_bits<T>(rows, cols),
-            "rows * cols elements overflow 64 bits of bytes: " << rows << " x " << cols);
+void validate(const char* who, const T* x, const T* y, int64_t rows, int64_t cols) {
+  CHECK_ARG_FOR(who, rows >= 0, "rows must be >= 0, got " << rows);
+  CHECK_ARG_FOR(who, cols >= 1, "cols must be >= 1, got " << cols);
+  CHECK_ARG_FOR(who, shape_fits_64_bits<T>(rows, cols),
+                "rows * cols elements overflow 64 bits of bytes: " << rows << " x " << cols);
   if (rows == 0) return;
-  CHECK_ARG(x != nullptr && y != nullptr, "x and y must be device pointers, got null");
-  CHECK_ARG(common::elements_aligned(x, y),
-            "x and y must be aligned to their element size (" << alignof(T) << " bytes)");
-  CHECK_ARG(x == y || !common::buffers_overlap(x, y, static_cast<size_t>(rows * cols) * sizeof(T)),
-            "x and y overlap without being equal: in place (y == x) is supported, partial "
-            "overlap is not (a row would be overwritten before it is read)");
+  CHECK_ARG_FOR(who, x != nullptr && y != nullptr, "x and y must be device pointers, got null");
+  CHECK_ARG_FOR(who, common::elements_aligned(x, y),
+                "x and y must be aligned to their element size (" << alignof(T) << " bytes)");
+  CHECK_ARG_FOR(
+      who, x == y || !common::buffers_overlap(x, y, static_cast<size_t>(rows * cols) * sizeof(T)),
+      "x and y overlap without being equal: in place (y == x) is supported, partial "
+      "overlap is not (a row would be overwritten before it is read)");
 }
 
 template <typename T>
@@ -148,14 +150,14 @@ bool supports(Version v, int64_t rows, int64_t cols) {
 
 template <typename T>
 void softmax(Version v, const T* x, T* y, int64_t rows, int64_t cols, cudaStream_t stream) {
-  validate(x, y, rows, cols);
+  validate(__func__, x, y, rows, cols);
   if (rows == 0) return;
   run(v, x, y, rows, cols, Epilogue::Softmax, stream);
 }
 
 template <typename T>
 void log_softmax(Version v, const T* x, T* y, int64_t rows, int64_t cols, cudaStream_t stream) {
-  validate(x, y, rows, cols);
+  validate(__func__, x, y, rows, cols);
   if (rows == 0) return;
   run(v, x, y, rows, cols, Epilogue::LogSoftmax, stream);
 }
