@@ -18,6 +18,7 @@
 #include "common/block_reduce.cuh"
 #include "common/errors.hpp"
 #include "common/gpu_info.hpp"
+#include "common/register_caps.cuh"
 
 #include <algorithm>
 #include <cstdint>
@@ -45,8 +46,9 @@ constexpr int reread_max_threads(int packs) {
 // (fp32, 512 threads x 4 windows: 40 registers instead of 32) and time (bf16 1024x32768 on an
 // H200: 38.8 us instead of 36.7).
 template <typename T, int kThreads, int kPacks, bool kLogSoftmax, bool kAligned>
-__global__ void __launch_bounds__(kThreads) SOFTMAX_MAX_REGISTERS(reread_registers<T>(kPacks))
-    reread_kernel(const T* x, T* y, int64_t cols, bool y_vector_ok) {
+__global__ void __launch_bounds__(kThreads)
+    COMMON_TUNED_MAX_REGISTERS(reread_registers<T>(kPacks), kThreads)
+        reread_kernel(const T* x, T* y, int64_t cols, bool y_vector_ok) {
   constexpr bool log_softmax = kLogSoftmax;
   {  // one row per block: a loop over rows would keep its bounds in registers the batches need
     const T* x_row = x + blockIdx.x * cols;

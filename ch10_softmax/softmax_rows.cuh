@@ -269,15 +269,6 @@ __device__ __forceinline__ Window<T> narrow(const float (&in)[kPackSize<T>]) {
   return window;
 }
 
-// __maxnreg__ (CUDA 12.4 and newer) caps a kernel's registers without capping its block size,
-// which __launch_bounds__ can only do together. Older toolkits leave the choice to the compiler.
-#if defined(__CUDACC_VER_MAJOR__) && \
-    (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
-#define SOFTMAX_MAX_REGISTERS(n) __maxnreg__(n)
-#else
-#define SOFTMAX_MAX_REGISTERS(n)
-#endif
-
 // Threads a block can have when each holds `windows` cached windows (4 registers each) without
 // spilling: 64K registers per SM, and room left for addresses and sums.
 constexpr int max_threads_for_windows(int windows_per_thread) {

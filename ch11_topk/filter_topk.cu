@@ -36,6 +36,7 @@
 #include "common/cluster_mailbox.cuh"
 #include "common/fast_math.cuh"
 #include "common/gpu_info.hpp"
+#include "common/register_caps.cuh"
 #include "common/vector_io.cuh"
 
 #include <cooperative_groups.h>
@@ -682,7 +683,7 @@ __device__ __forceinline__ ChunkRange chunk_range(int64_t N) {
 }
 
 template <typename T, class Config, bool kSoftmax>
-__global__ void __launch_bounds__(kFilterThreads, Config::kBlocksPerSM)
+__global__ void __launch_bounds__(kFilterThreads, COMMON_TUNED_MIN_BLOCKS(Config::kBlocksPerSM))
     filter_topk_kernel(const T* x, int64_t N, int k, int guess_rank, bool row_seed, float scale,
                        T* values, int64_t* indices, float* probs, float* lse, SplitWorkspace ws) {
   extern __shared__ uint64_t shared_slots[];
@@ -825,7 +826,9 @@ constexpr int kClusterThreads = 512;
 constexpr int kClusterWarps = kClusterThreads / common::kWarpSize;
 constexpr int kClusterPacks = 4;       // 16-byte packs per thread, all loaded at once
 constexpr int kMaxClusterBlocks = 16;  // the largest cluster sm_90 launches (non-portable size)
-constexpr int kClusterDepths = 6;      // depths pushed per block: log2(16) + 2 at most
+// [[maybe_unused]] here and on the two bounds below: only the cluster kernel uses them, and its
+// body is compiled for sm_90 and newer only.
+[[maybe_unused]] constexpr int kClusterDepths = 6;  // depths pushed per block: log2(16) + 2 at most
 constexpr int kMaxClusterDepth = 128;  // the deepest bound a block gives
 
 template <typename T>
@@ -857,8 +860,8 @@ __device__ __forceinline__ int cluster_depth(int j, int k, int blocks) {
 // that many warps' e elements. Two choices of e, the largest of their bounds: ceil(d / warps)
 // (tight when the block's best elements are spread over its warps) and min(d, 32) (when they
 // crowd into one). Called by one whole warp.
-__device__ __forceinline__ uint64_t block_depth_bound(const uint64_t (*sorted)[common::kWarpSize],
-                                                      int d) {
+[[maybe_unused]] __device__ __forceinline__ uint64_t
+block_depth_bound(const uint64_t (*sorted)[common::kWarpSize], int d) {
   const int lane = threadIdx.x % common::kWarpSize;
   uint64_t bound = kEmptySlot;
   const int spread = (d + kClusterWarps - 1) / kClusterWarps;
@@ -906,8 +909,8 @@ __device__ __forceinline__ uint64_t packs_best(const RawPack<T> (&packs)[kPacks]
 // The cluster's bound at depth j of cluster_depth (kEmptySlot past the last depth), from
 // slots[j][b], block b's bound at that depth. Called by one whole warp; the threshold is the
 // largest over j.
-__device__ __forceinline__ uint64_t cluster_depth_bound(const uint64_t (*slots)[kMaxClusterBlocks],
-                                                        int j, int k, int blocks) {
+[[maybe_unused]] __device__ __forceinline__ uint64_t
+cluster_depth_bound(const uint64_t (*slots)[kMaxClusterBlocks], int j, int k, int blocks) {
   const int depth = cluster_depth(j, k, blocks);
   if (depth == 0) return kEmptySlot;
   const int lane = threadIdx.x % common::kWarpSize;

@@ -27,6 +27,7 @@
 
 #include "common/block_reduce.cuh"
 #include "common/errors.hpp"
+#include "common/register_caps.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -143,9 +144,9 @@ __device__ __forceinline__ void layernorm_from_slice(const RowSlice<T, kPacks>& 
 }
 
 template <typename T, int kPacks, bool kWarpPerRow, bool kAligned>
-__global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks),
-                                  registers_min_blocks(NormOp::LayerNorm, kWarpPerRow, kPacks,
-                                                       kAligned))
+__global__ void __launch_bounds__(
+    max_threads_for(kWarpPerRow, kPacks),
+    COMMON_TUNED_MIN_BLOCKS(registers_min_blocks(NormOp::LayerNorm, kWarpPerRow, kPacks, kAligned)))
     layernorm_registers_kernel(const T* x, const T* gamma, const T* beta, T* y, float* mean_out,
                                float* rstd_out, int64_t rows, int64_t n, float eps) {
   const auto team = RowTeam<kWarpPerRow>::make();
@@ -206,8 +207,10 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
 // (Chan's formula, common::WelfordMerge), and the block then needs two plain sums: the row's
 // mean, and each thread's M2 moved to that mean (M2 + count · (thread mean − row mean)²).
 template <typename T, int kThreads, int kPacks, bool kAligned>
-__global__ void __launch_bounds__(
-    kThreads, reread_min_blocks(kThreads, reread_registers<T>(NormOp::LayerNorm, kPacks), kAligned))
+__global__ void __launch_bounds__(kThreads,
+                                  COMMON_TUNED_MIN_BLOCKS(reread_min_blocks(
+                                      kThreads, reread_registers<T>(NormOp::LayerNorm, kPacks),
+                                      kAligned)))
     layernorm_reread_kernel(const T* x, const T* gamma, const T* beta, T* y, float* mean_out,
                             float* rstd_out, int64_t n, float eps) {
   constexpr int kBatchPacks = kThreads * kPacks;

@@ -24,6 +24,7 @@
 
 #include "common/block_reduce.cuh"
 #include "common/errors.hpp"
+#include "common/register_caps.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -123,8 +124,9 @@ __device__ __forceinline__ void rmsnorm_from_slice(const RowSlice<T, kPacks>& sl
 
 template <typename T, int kPacks, bool kWarpPerRow, bool kFused, bool kAligned>
 __global__ void __launch_bounds__(max_threads_for(kWarpPerRow, kPacks),
-                                  registers_min_blocks(rmsnorm_op(kFused), kWarpPerRow, kPacks,
-                                                       kAligned))
+                                  COMMON_TUNED_MIN_BLOCKS(registers_min_blocks(rmsnorm_op(kFused),
+                                                                               kWarpPerRow, kPacks,
+                                                                               kAligned)))
     rmsnorm_registers_kernel(const T* x, T* residual, const T* gamma, T* y, float* rstd_out,
                              int64_t rows, int64_t n, float eps) {
   const auto team = RowTeam<kWarpPerRow>::make();
@@ -188,9 +190,9 @@ __global__ void __launch_bounds__(max_threads_for(false, kPacks))
 // reduction's barrier between the passes also keeps the compiler from moving them across.
 template <typename T, int kThreads, int kPacks, bool kFused, bool kAligned>
 __global__ void __launch_bounds__(kThreads,
-                                  reread_min_blocks(kThreads,
-                                                    reread_registers<T>(rmsnorm_op(kFused), kPacks),
-                                                    kAligned))
+                                  COMMON_TUNED_MIN_BLOCKS(reread_min_blocks(
+                                      kThreads, reread_registers<T>(rmsnorm_op(kFused), kPacks),
+                                      kAligned)))
     rmsnorm_reread_kernel(const T* x, T* residual, const T* gamma, T* y, float* rstd_out, int64_t n,
                           float eps) {
   constexpr int kBatchPacks = kThreads * kPacks;

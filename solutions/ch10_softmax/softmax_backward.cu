@@ -20,6 +20,7 @@
 #include "common/errors.hpp"
 #include "common/gpu_info.hpp"
 #include "common/overlap.hpp"
+#include "common/register_caps.cuh"
 
 #include <algorithm>
 #include <cstdint>
@@ -111,7 +112,7 @@ __global__ void __launch_bounds__(kWarpKernelThreads)
 // Longer rows: a block, or a cluster of blocks (gridDim.x > 1), per row, as in versions 5/6.
 template <typename T, int kPacks, bool kAligned>
 __global__ void __launch_bounds__(max_threads_for(kPacks))
-    SOFTMAX_MAX_REGISTERS(backward_max_registers<T>(kAligned))
+    COMMON_TUNED_MAX_REGISTERS(backward_max_registers<T>(kAligned), max_threads_for(kPacks))
         backward_cached_kernel(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
                                int64_t windows_per_block, bool dy_vector_ok, bool dx_vector_ok) {
   static_assert(kPacks == kBlockPacks, "the register caps were measured for this shape");
@@ -174,8 +175,8 @@ constexpr int kBackwardRereadRegisters = 64;
 // register caches, 58.1 split into 8 chunks of 32 KiB here). Block `chunk` of a row owns its
 // windows [first, end), and the blocks' dot products are merged as in version 6.
 template <typename T, int kThreads, int kPacks, bool kAligned, bool kSplit>
-__global__ void __launch_bounds__(kThreads,
-                                  common::blocks_per_sm(kThreads, kBackwardRereadRegisters))
+__global__ void __launch_bounds__(
+    kThreads, COMMON_TUNED_MIN_BLOCKS(common::blocks_per_sm(kThreads, kBackwardRereadRegisters)))
     backward_reread_kernel(const T* y, const T* dy, T* dx, int64_t cols, int split_chunks,
                            bool dy_vector_ok, bool dx_vector_ok) {
   const int chunks = kSplit ? split_chunks : 1;

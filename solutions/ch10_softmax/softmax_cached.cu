@@ -21,6 +21,7 @@
 #include "common/block_reduce.cuh"
 #include "common/errors.hpp"
 #include "common/gpu_info.hpp"
+#include "common/register_caps.cuh"
 
 #include <algorithm>
 #include <cstdint>
@@ -72,7 +73,8 @@ __device__ __forceinline__ int block_window(int first, int k) {
 // (softmax_cluster.cuh).
 template <typename T, int kPacks, bool kLogSoftmax, bool kAligned, bool kOneRow>
 __global__ void __launch_bounds__(max_threads_for<T>(kPacks))
-    SOFTMAX_MAX_REGISTERS(max_registers_for<T>(kPacks, kAligned, kLogSoftmax))
+    COMMON_TUNED_MAX_REGISTERS(max_registers_for<T>(kPacks, kAligned, kLogSoftmax),
+                               max_threads_for<T>(kPacks))
         cached_kernel(const T* x, T* y, int64_t rows, int64_t cols, int64_t windows_per_block,
                       bool y_vector_ok) {
   constexpr bool log_softmax = kLogSoftmax;
