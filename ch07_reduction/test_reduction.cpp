@@ -20,8 +20,8 @@ using reduction::Version;
 
 namespace {
 
-// The sizes around the kernels' boundaries: a warp (31 to 33), a block of 1024 threads and a
-// block of 256 threads' 16-byte packs (1023 to 1025), and two larger sizes whose grids loop.
+// The sizes around the kernels' boundaries: a warp (31 to 33), the 16-byte packs of a block of
+// 256 threads, 1024 floats (1023 to 1025), and two larger sizes whose grids loop.
 const std::vector<size_t> kSizes = {0, 1, 31, 32, 33, 1023, 1024, 1025, (1u << 20) + 3, 1u << 24};
 
 std::string todo_of(Version v) {

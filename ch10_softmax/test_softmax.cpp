@@ -409,7 +409,10 @@ TEST_CASE("arguments are validated", "[ch10_softmax][validation]") {
       [](const float* x, float* y, int64_t rows, int64_t cols) {
         softmax::softmax_backward(x, x, y, rows, cols);  // y and dy on one buffer: allowed
       }};
-  for (const auto& call : forwards) {
+  const char* const names[] = {"softmax", "log_softmax", "softmax_backward"};
+  for (int i = 0; i < 3; ++i) {
+    INFO(names[i]);
+    const auto& call = forwards[i];
     REQUIRE_INVALID_ARGUMENT(call(a.data(), b.data(), 1, 0), "cols must be >= 1");
     REQUIRE_INVALID_ARGUMENT(call(a.data(), b.data(), -1, 4), "rows must be >= 0");
     REQUIRE_INVALID_ARGUMENT(call(a.data(), b.data(), int64_t{1} << 61, 2),

@@ -622,8 +622,9 @@ TEST_CASE("bad arguments are reported", "[ch11_topk][arguments]") {
   REQUIRE_INVALID_ARGUMENT(topk::topk_filtered(x.data(), 1, 1000, 1, topk::kMaxChunks + 1,
                                                values.data(), indices.data(), nullptr),
                            "chunks must be in");
-  // M = 0 is a valid, empty problem: no pointer is needed.
+  // M = 0 is a valid, empty problem: no pointer is needed, nor checked.
   REQUIRE_NOTHROW(topk::topk_filtered<float>(nullptr, 0, 10, 1, 1, nullptr, nullptr, nullptr));
+  REQUIRE_NOTHROW(topk::topk_filtered(odd_x, 0, 10, 1, 1, odd_values, indices.data(), nullptr));
 }
 
 TEST_CASE("M * N > 2^31: bf16 logits of 16777 x 128256", "[ch11_topk][dispatch][large]") {
