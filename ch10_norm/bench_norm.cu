@@ -16,7 +16,6 @@
 #include "norm.h"
 
 #include "common/bench_table.hpp"
-#include "common/compare.hpp"
 #include "common/data_gen.hpp"
 #include "common/device_buffer.hpp"
 #include "common/dtype.hpp"
@@ -24,7 +23,6 @@
 
 #include <cstdio>
 #include <functional>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -42,22 +40,6 @@ struct Shape {
 
 const std::vector<Shape> kDefaultShapes = {
     {4096, 4096}, {16384, 1024}, {4096, 8192}, {1024, 16384}, {16384, 4096}, {1, 8192}, {32, 8192}};
-
-// "" when every got[i] lies within tol[i] of ref[i] (NaN only where ref is NaN, so an element
-// still holding the poison fails), else the first element that does not.
-template <typename G>
-std::string mismatch(const char* name, int64_t row, const std::vector<G>& got,
-                     const std::vector<double>& ref, const std::vector<double>& tol) {
-  for (size_t i = 0; i < ref.size(); ++i) {
-    const double g = common::to_double(got[i]);
-    if (common::close_or_same_special(g, ref[i], tol[i])) continue;
-    std::ostringstream s;
-    s << name << "[" << i << "] of row " << row << " is " << g << ", expected " << ref[i]
-      << " (tolerance " << tol[i] << ")";
-    return s.str();
-  }
-  return "";
-}
 
 std::vector<Shape> parse_shapes(const std::vector<std::string>& sizes) {
   if (sizes.empty()) return kDefaultShapes;
@@ -131,14 +113,11 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table, const
       } else {
         e = check::expect_rmsnorm(p);
       }
-      std::string why = mismatch("y", r, y.download(at, n), e.y, e.y_tol);
-      if (why.empty() && !e.mean.empty())
-        why = mismatch("mean", r, mean.download(static_cast<size_t>(r), 1), e.mean, e.mean_tol);
-      if (why.empty())
-        why = mismatch("rstd", r, rstd.download(static_cast<size_t>(r), 1), e.rstd, e.rstd_tol);
-      if (why.empty() && fused)
-        why = mismatch("residual", r, residual.download(at, n), e.residual, e.residual_tol);
-      if (!why.empty()) return why;
+      const common::CheckResult result = check::compare_outputs(
+          e, y.download(at, n), mean.download(static_cast<size_t>(r), 1),
+          rstd.download(static_cast<size_t>(r), 1),
+          fused ? residual.download(at, n) : std::vector<T>{}, shape.n, r, "against cpu_ref:");
+      if (!result.ok) return result.message;
     }
     return "";
   };

@@ -99,6 +99,18 @@ template <typename T>
 using AddRmsNormRun = std::function<void(const T* x, T* residual, const T* gamma, T* y, float* rstd,
                                          int64_t rows, int64_t n, float eps)>;
 
+// Host copies of consecutive output rows, the first of them row first_row, against e (computed
+// for those rows): every element written and within its bound, NaN where the reference is NaN,
+// and for LayerNorm (e.mean filled) a non-finite mean or rstd where the reference's is
+// non-finite. mean is compared for LayerNorm only, residual (x + residual, written back) for the
+// fused add only (e.residual filled). The comparison check_* make after their run; the
+// benchmark's check of its first and last rows. `what` starts every message.
+template <typename T>
+common::CheckResult compare_outputs(const Expected& e, const std::vector<T>& y,
+                                    const std::vector<float>& mean, const std::vector<float>& rstd,
+                                    const std::vector<T>& residual, int64_t n, int64_t first_row,
+                                    const std::string& what);
+
 // Runs once and checks: every output element written and within its bound (NaN where the
 // reference is NaN; a non-finite mean or rstd where the reference's is non-finite: which
 // non-finite value a merge of inf and finite statistics yields is not specified), guards

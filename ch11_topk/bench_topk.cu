@@ -139,21 +139,12 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
           const auto at = static_cast<size_t>(c.row * k), kk = static_cast<size_t>(k);
           const std::string where = "row " + std::to_string(c.row) + " ";
           if (!fused) {
-            result
-                .and_then(common::check_indices(indices.download(at, kk), c.topk.indices,
-                                                where + "indices"))
-                .and_then(common::check_close(values.download(at, kk), c.topk.values, 0.0, 0.0,
-                                              where + "values"));
+            result.and_then(topk_check::compare_topk(indices.download(at, kk),
+                                                     values.download(at, kk), c.topk, where));
           } else {
-            const cpu_ref::SoftmaxTopK& e = c.softmax_topk;
-            result
-                .and_then(
-                    common::check_indices(indices.download(at, kk), e.indices, where + "indices"))
-                .and_then(common::check_close(probs.download(at, kk), e.probs,
-                                              topk_check::kProbAtol, topk_check::kProbRtol,
-                                              where + "probs"))
-                .and_then(common::check_close(lse.download(static_cast<size_t>(c.row), 1), e.lse,
-                                              2 * topk_check::kProbRtol, 1e-6, where + "lse"));
+            const std::vector<float> got_lse = lse.download(static_cast<size_t>(c.row), 1);
+            result.and_then(topk_check::compare_softmax_topk(
+                indices.download(at, kk), probs.download(at, kk), &got_lse, c.softmax_topk, where));
           }
         }
         return result.message;

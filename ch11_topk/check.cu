@@ -103,14 +103,34 @@ common::CheckResult check_topk(const TopKLauncher<T>& launch, const std::vector<
   const std::string where = shape(M, N, k);
   const std::vector<T> got_values = values.download();
   const std::vector<int64_t> got_indices = indices.download();
-  common::CheckResult result =
-      common::check_indices(got_indices, expected->indices, where + "indices");
-  result.and_then(common::check_close(got_values, expected->values, 0.0, 0.0,
-                                      where + "values (copies of input elements: exact)"));
+  common::CheckResult result = compare_topk(got_indices, got_values, *expected, where);
   result.and_then(check_value_bits(x, N, k, got_values, got_indices, where));
   result.and_then(common::check_guards(values, where + "values"));
   result.and_then(common::check_guards(indices, where + "indices"));
   result.and_then(common::check_guards(input, where + "input (written by the kernel)"));
+  return result;
+}
+
+template <typename T>
+common::CheckResult compare_topk(const std::vector<int64_t>& indices, const std::vector<T>& values,
+                                 const cpu_ref::TopK& expected, const std::string& where) {
+  common::CheckResult result = common::check_indices(indices, expected.indices, where + "indices");
+  result.and_then(common::check_close(values, expected.values, 0.0, 0.0,
+                                      where + "values (copies of input elements: exact)"));
+  return result;
+}
+
+common::CheckResult compare_softmax_topk(const std::vector<int64_t>& indices,
+                                         const std::vector<float>& probs,
+                                         const std::vector<float>* lse,
+                                         const cpu_ref::SoftmaxTopK& expected,
+                                         const std::string& where) {
+  common::CheckResult result = common::check_indices(indices, expected.indices, where + "indices");
+  result.and_then(
+      common::check_close(probs, expected.probs, kProbAtol, kProbRtol, where + "probs"));
+  // lse = m + log(l): the relative error of l becomes an absolute error of about the same size.
+  if (lse != nullptr)
+    result.and_then(common::check_close(*lse, expected.lse, 2 * kProbRtol, 1e-6, where + "lse"));
   return result;
 }
 
@@ -133,15 +153,10 @@ common::CheckResult check_softmax_topk(const SoftmaxTopKLauncher<T>& launch,
 
   const cpu_ref::SoftmaxTopK expected = cpu_ref::softmax_topk(x, M, N, k, temperature);
   const std::string where = shape(M, N, k);
-  common::CheckResult result =
-      common::check_indices(indices.download(), expected.indices, where + "indices");
-  result.and_then(
-      common::check_close(probs.download(), expected.probs, kProbAtol, kProbRtol, where + "probs"));
-  if (with_lse) {
-    // lse = m + log(l): the relative error of l becomes an absolute error of about the same size.
-    result.and_then(
-        common::check_close(lse.download(), expected.lse, 2 * kProbRtol, 1e-6, where + "lse"));
-  } else {
+  const std::vector<float> got_lse = lse.download();
+  common::CheckResult result = compare_softmax_topk(indices.download(), probs.download(),
+                                                    with_lse ? &got_lse : nullptr, expected, where);
+  if (!with_lse) {
     for (const float& v : lse.download())
       if (!common::is_poison(v)) {
         result.and_then(
@@ -216,10 +231,8 @@ common::CheckResult check_topk_hashed(const TopKLauncher<T>& launch, int64_t M, 
     const std::vector<int64_t> row_indices(got_indices.begin() + first,
                                            got_indices.begin() + first + k);
     const std::vector<T> row_values(got_values.begin() + first, got_values.begin() + first + k);
-    const std::string row_name = where + "row " + std::to_string(r) + " ";
-    result.and_then(common::check_indices(row_indices, expected.indices, row_name + "indices"));
     result.and_then(
-        common::check_close(row_values, expected.values, 0.0, 0.0, row_name + "values"));
+        compare_topk(row_indices, row_values, expected, where + "row " + std::to_string(r) + " "));
   }
   result.and_then(common::check_guards(values, where + "values"));
   result.and_then(common::check_guards(indices, where + "indices"));
@@ -235,7 +248,9 @@ common::CheckResult check_topk_hashed(const TopKLauncher<T>& launch, int64_t M, 
   template common::CheckResult check_same_as(const TopKLauncher<T>&, const TopKLauncher<T>&,      \
                                              const std::vector<T>&, int64_t, int64_t, int);       \
   template common::CheckResult check_topk_hashed(const TopKLauncher<T>&, int64_t, int64_t, int,   \
-                                                 uint64_t, const std::vector<int64_t>&);
+                                                 uint64_t, const std::vector<int64_t>&);          \
+  template common::CheckResult compare_topk(const std::vector<int64_t>&, const std::vector<T>&,   \
+                                            const cpu_ref::TopK&, const std::string&);
 TOPK_CHECK_INSTANTIATE(float)
 TOPK_CHECK_INSTANTIATE(__half)
 TOPK_CHECK_INSTANTIATE(__nv_bfloat16)

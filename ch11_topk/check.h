@@ -53,6 +53,19 @@ common::CheckResult check_softmax_topk(const SoftmaxTopKLauncher<T>& launch,
                                        const std::vector<T>& x, int64_t M, int64_t N, int k,
                                        float temperature, bool with_lse, size_t misalign = 0);
 
+// The comparisons of check_topk and check_softmax_topk alone, for outputs computed elsewhere
+// (the hashed check's sampled rows, the benchmark's first and last rows): indices exactly,
+// values exactly, probabilities and lse within the tolerances above (lse only where given: pass
+// nullptr to skip it). `where` starts every message.
+template <typename T>
+common::CheckResult compare_topk(const std::vector<int64_t>& indices, const std::vector<T>& values,
+                                 const cpu_ref::TopK& expected, const std::string& where);
+common::CheckResult compare_softmax_topk(const std::vector<int64_t>& indices,
+                                         const std::vector<float>& probs,
+                                         const std::vector<float>* lse,
+                                         const cpu_ref::SoftmaxTopK& expected,
+                                         const std::string& where);
+
 // Runs `launch` and `reference_launch` (CUB) on the same input and requires identical indices
 // and values: the second, independent reference.
 template <typename T>
