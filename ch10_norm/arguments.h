@@ -7,7 +7,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <limits>
 
 namespace normalization::detail {
 
@@ -17,7 +16,7 @@ template <typename T>
 void check_sizes(int64_t rows, int64_t n, float eps) {
   CHECK_ARG(rows >= 0, "rows must be >= 0, got " << rows);
   CHECK_ARG(n >= 1, "n must be >= 1, got " << n);
-  CHECK_ARG(rows <= std::numeric_limits<int64_t>::max() / static_cast<int64_t>(sizeof(T)) / n,
+  CHECK_ARG(common::matrix_bytes_fit<T>(rows, n),
             "a matrix of " << rows << " x " << n << " elements overflows 64 bits of bytes");
   CHECK_ARG(std::isfinite(eps) && eps > 0.0f,
             "eps must be finite and > 0 (a constant row has variance 0), got " << eps);

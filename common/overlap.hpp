@@ -16,6 +16,13 @@ inline bool buffers_overlap(const void* a, const void* b, size_t bytes) {
   return begin_a < begin_b + bytes && begin_b < begin_a + bytes;
 }
 
+// Whether a matrix of rows x cols elements of T (rows >= 0, cols >= 1) has a byte count that fits
+// int64_t, so that no element count, byte count or offset into it can overflow.
+template <typename T>
+bool matrix_bytes_fit(int64_t rows, int64_t cols) {
+  return rows <= INT64_MAX / static_cast<int64_t>(sizeof(T)) / cols;
+}
+
 // Whether every pointer sits at an address its element type allows (nullptr does).
 template <typename... Elements>
 bool elements_aligned(const Elements*... pointers) {

@@ -24,7 +24,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 
 namespace softmax {
 namespace detail {
@@ -401,7 +400,7 @@ void softmax_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols
                       cudaStream_t stream) {
   CHECK_ARG(rows >= 0, "rows must be >= 0, got " << rows);
   CHECK_ARG(cols >= 1, "cols must be >= 1, got " << cols);
-  CHECK_ARG(rows <= std::numeric_limits<int64_t>::max() / static_cast<int64_t>(sizeof(T)) / cols,
+  CHECK_ARG(common::matrix_bytes_fit<T>(rows, cols),
             "rows * cols elements overflow 64 bits of bytes: " << rows << " x " << cols);
   if (rows == 0) return;
   CHECK_ARG(y != nullptr && dy != nullptr && dx != nullptr,

@@ -17,7 +17,6 @@
 #include "common/overlap.hpp"
 
 #include <cstdint>
-#include <limits>
 #include <stdexcept>
 
 namespace softmax {
@@ -80,18 +79,12 @@ Version choose_version(const T* x, int64_t rows, int64_t cols) {
   // END TODO 7
 }
 
-// rows * cols * sizeof(T) fits int64_t (so that no byte count or offset below wraps).
-template <typename T>
-bool shape_fits_64_bits(int64_t rows, int64_t cols) {
-  return rows <= std::numeric_limits<int64_t>::max() / static_cast<int64_t>(sizeof(T)) / cols;
-}
-
 // `who`: the public function called, which the messages name.
 template <typename T>
 void validate(const char* who, const T* x, const T* y, int64_t rows, int64_t cols) {
   CHECK_ARG_FOR(who, rows >= 0, "rows must be >= 0, got " << rows);
   CHECK_ARG_FOR(who, cols >= 1, "cols must be >= 1, got " << cols);
-  CHECK_ARG_FOR(who, shape_fits_64_bits<T>(rows, cols),
+  CHECK_ARG_FOR(who, common::matrix_bytes_fit<T>(rows, cols),
                 "rows * cols elements overflow 64 bits of bytes: " << rows << " x " << cols);
   if (rows == 0) return;
   CHECK_ARG_FOR(who, x != nullptr && y != nullptr, "x and y must be device pointers, got null");
@@ -133,7 +126,7 @@ void run(Version v, const T* x, T* y, int64_t rows, int64_t cols, Epilogue epilo
 
 template <typename T>
 bool supports(Version v, int64_t rows, int64_t cols) {
-  if (rows < 0 || cols < 1 || !shape_fits_64_bits<T>(rows, cols)) return false;
+  if (rows < 0 || cols < 1 || !common::matrix_bytes_fit<T>(rows, cols)) return false;
   switch (v) {
     case Version::WarpPerRow:
       return cols <= detail::warp_row_capacity<T>();
