@@ -103,30 +103,23 @@ std::vector<Expected> expected_for(const std::vector<T>& host, const std::vector
   return result;
 }
 
-// Runs a version once on a poisoned output (NaN) and compares out[0] with the exact result: a
-// sum within the chapter's error bound (check.h), a maximum exactly. A version that fails is
-// reported and not timed: an unfinished kernel returns at once and would show an impossible
-// bandwidth.
+// Checks a version, then times it (common::BenchTable::check_then_time): one run on a poisoned
+// output (NaN), out[0] compared with the exact result: a sum within the chapter's error bound
+// (check.h), a maximum exactly.
 template <typename Launch>
-bool right_result(common::BenchTable& table, const Launch& launch, float* out, double exact,
-                  double bound, const std::string& row, const std::string& shape,
-                  const char* dtype) {
+void check_then_time(common::BenchTable& table, common::BenchRow row, const Launch& launch,
+                     float* out, double exact, double bound) {
   CUDA_CHECK(cudaMemset(out, 0xFF, sizeof(float)));
-  try {
-    launch(nullptr);
-  } catch (const std::logic_error& e) {  // a TODO that throws
-    table.add_wrong(row, shape, dtype, std::string("the launch threw: ") + e.what());
-    return false;
-  }
-  CUDA_CHECK(cudaDeviceSynchronize());
-  float got = 0;
-  CUDA_CHECK(cudaMemcpy(&got, out, sizeof(float), cudaMemcpyDeviceToHost));
-  if (std::fabs(static_cast<double>(got) - exact) <= bound) return true;  // false for NaN
-  char why[128];
-  std::snprintf(why, sizeof(why), "%.9g, expected %.9g within %.3g", static_cast<double>(got),
-                exact, bound);
-  table.add_wrong(row, shape, dtype, why);
-  return false;
+  table.check_then_time(std::move(row), launch, [&] {
+    float got = 0;
+    CUDA_CHECK(cudaMemcpy(&got, out, sizeof(float), cudaMemcpyDeviceToHost));
+    if (std::fabs(static_cast<double>(got) - exact) <= bound)  // false for NaN
+      return common::CheckResult::pass();
+    char why[128];
+    std::snprintf(why, sizeof(why), "%.9g, expected %.9g within %.3g", static_cast<double>(got),
+                  exact, bound);
+    return common::CheckResult::fail(why);
+  });
 }
 
 // Version 1 adds every input into one float. With inputs in [0, 1) its running sum passes 2^24
@@ -179,9 +172,10 @@ void bench_final(const common::BenchArgs& args, common::BenchTable& table, const
   };
   const double exact = is_max ? expected.max : expected.sum;
   const double bound = is_max ? 0.0 : tree_bound(n, expected.sum);
-  if (wants_final && right_result(table, launch, out, exact, bound, final_row, shape_of(n), dtype))
-    table.add({final_row, shape_of(n), dtype, common::time_gpu(launch),
-               static_cast<double>(n) * sizeof(T), vendor_us});
+  if (wants_final)
+    check_then_time(
+        table, {final_row, shape_of(n), dtype, {}, static_cast<double>(n) * sizeof(T), vendor_us},
+        launch, out, exact, bound);
   if (wants_cub)
     table.add({cub_row, shape_of(n), dtype, common::Timing{vendor_us, vendor_us, vendor_us, 0},
                static_cast<double>(n) * sizeof(T), vendor_us});
@@ -253,10 +247,10 @@ int main(int argc, char** argv) {
                   " to lie between 2^23 and the larger of 2^24 and the exact sum)\n",
                   row.c_str(), shape_of(n).c_str());
           }
-          if (!right_result(table, launch, out.data(), exact, bound, row, shape_of(n), "fp32"))
-            continue;
-          table.add({row, shape_of(n), "fp32", common::time_gpu(launch),
-                     static_cast<double>(n) * sizeof(float), vendor_us});
+          check_then_time(
+              table,
+              {row, shape_of(n), "fp32", {}, static_cast<double>(n) * sizeof(float), vendor_us},
+              launch, out.data(), exact, bound);
         }
         if (args.wants_version("cub"))
           table.add({"cub sum", shape_of(n), "fp32",

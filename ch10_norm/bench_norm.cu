@@ -72,12 +72,14 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table, const
 
   const std::vector<T> gamma_h = gamma.download(), beta_h = beta.download();
 
-  // One run on poisoned outputs, then the first and the last row (a wrong row offset or grid
-  // tail shows there) against cpu_ref in double with the tests' element-wise bounds (check.h):
-  // a few roundings to T plus the error of float statistics over n terms. Only those rows are
-  // copied back. "" when they pass.
-  auto wrong_result = [&](normalization::NormOp op,
-                          const std::function<void(cudaStream_t)>& launch) -> std::string {
+  // Each version is checked, then timed (common::BenchTable::check_then_time): one run on
+  // poisoned outputs, then the first and the last row (a wrong row offset or grid tail shows
+  // there) against cpu_ref in double with the tests' element-wise bounds (check.h): a few
+  // roundings to T plus the error of float statistics over n terms. Only those rows are copied
+  // back.
+  auto run = [&](const std::string& version, normalization::NormOp op, double bytes,
+                 const std::function<void(cudaStream_t)>& launch) {
+    if (!args.wants_version(version)) return;
     const bool fused = op == normalization::NormOp::AddRmsNorm;
     const std::vector<int64_t> checked = common::checked_rows(shape.rows);
     // The fused add reads the residual and overwrites it (earlier runs have changed it): keep
@@ -89,54 +91,34 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table, const
     y.fill_bytes(common::kPoisonByte);
     mean.fill_bytes(common::kPoisonByte);
     rstd.fill_bytes(common::kPoisonByte);
-    try {
-      launch(nullptr);
-    } catch (const std::logic_error& e) {  // an unfinished dispatcher, a TODO that throws
-      return std::string("the launch threw: ") + e.what();
-    }
-    CUDA_CHECK(cudaDeviceSynchronize());
-    for (size_t i = 0; i < checked.size(); ++i) {
-      const int64_t r = checked[i];
-      const size_t at = static_cast<size_t>(r) * n;
-      check::Problem<T> p;
-      p.rows = 1;
-      p.n = shape.n;
-      p.x = x.download(at, n);
-      p.gamma = gamma_h;
-      check::Expected e;
-      if (op == normalization::NormOp::LayerNorm) {
-        p.beta = beta_h;
-        e = check::expect_layernorm(p);
-      } else if (fused) {
-        p.residual = residual_in[i];
-        e = check::expect_add_rmsnorm(p);
-      } else {
-        e = check::expect_rmsnorm(p);
+    auto compare = [&] {
+      common::CheckResult result;
+      for (size_t i = 0; i < checked.size(); ++i) {
+        const int64_t r = checked[i];
+        const size_t at = static_cast<size_t>(r) * n;
+        check::Problem<T> p;
+        p.rows = 1;
+        p.n = shape.n;
+        p.x = x.download(at, n);
+        p.gamma = gamma_h;
+        check::Expected e;
+        if (op == normalization::NormOp::LayerNorm) {
+          p.beta = beta_h;
+          e = check::expect_layernorm(p);
+        } else if (fused) {
+          p.residual = residual_in[i];
+          e = check::expect_add_rmsnorm(p);
+        } else {
+          e = check::expect_rmsnorm(p);
+        }
+        result.and_then(check::compare_outputs(
+            e, y.download(at, n), mean.download(static_cast<size_t>(r), 1),
+            rstd.download(static_cast<size_t>(r), 1),
+            fused ? residual.download(at, n) : std::vector<T>{}, shape.n, r, "against cpu_ref:"));
       }
-      const common::CheckResult result = check::compare_outputs(
-          e, y.download(at, n), mean.download(static_cast<size_t>(r), 1),
-          rstd.download(static_cast<size_t>(r), 1),
-          fused ? residual.download(at, n) : std::vector<T>{}, shape.n, r, "against cpu_ref:");
-      if (!result.ok) return result.message;
-    }
-    return "";
-  };
-
-  auto run = [&](const std::string& version, normalization::NormOp op, double bytes,
-                 const std::function<void(cudaStream_t)>& launch) {
-    if (!args.wants_version(version)) return;
-    const std::string why = wrong_result(op, launch);
-    if (!why.empty()) {
-      table.add_wrong(version, shape.text(), dtype, why);
-      return;
-    }
-    common::BenchRow row;
-    row.version = version;
-    row.shape = shape.text();
-    row.dtype = dtype;
-    row.bytes = bytes;
-    row.timing = common::time_gpu(launch);
-    table.add(row);
+      return result;
+    };
+    table.check_then_time({version, shape.text(), dtype, {}, bytes, std::nullopt}, launch, compare);
   };
 
   // A version the GPU or the row length rules out gets no row in the table.
@@ -186,7 +168,7 @@ int main(int argc, char** argv) {
       argc, argv,
       "bench_norm: LayerNorm, RMSNorm and fused add+RMSNorm, every version and the dispatchers.\n"
       "Sizes are MxN (rows x row length); default: 4096x4096,16384x1024,4096x8192,1024x16384,\n"
-      "16384x4096,1x8192,32x8192. Dtypes: fp32, bf16 (default), fp16.");
+      "16384x4096,1x8192,32x8192. Dtypes: fp32, bf16, fp16 (default: fp32,bf16).");
   common::BenchArgs selected = args;
   if (selected.dtypes.empty()) selected.dtypes = {"fp32", "bf16"};
   common::BenchTable table("bench_norm", selected);

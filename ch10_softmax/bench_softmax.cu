@@ -120,29 +120,16 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
 #endif
     // One run on a poisoned output, its end rows compared with cpu_ref, then the timing. A
     // version with limits (`limited`: versions 1 to 6) is left out where it refuses the shape
-    // (std::invalid_argument); the dispatcher, log_softmax and the backward take every shape.
+    // (these buffers are 16-byte aligned); the dispatcher, log_softmax and the backward take
+    // every shape.
     auto check_then_time = [&](const std::string& name, bool limited, common::DeviceBuffer<T>& out,
                                const std::function<void(cudaStream_t)>& launch,
                                const std::function<common::CheckResult()>& compare, double moved,
                                std::optional<double> vendor) {
       out.fill_bytes(0xFF);
-      try {
-        launch(nullptr);
-      } catch (const std::invalid_argument& e) {
-        if (limited) return;  // outside the version's limits (these buffers are 16-byte aligned)
-        table.add_wrong(name, shape.name(), dtype, std::string("the launch refused: ") + e.what());
-        return;
-      } catch (const std::logic_error& e) {  // an unfinished TODO that throws
-        table.add_wrong(name, shape.name(), dtype, std::string("the launch threw: ") + e.what());
-        return;
-      }
-      CUDA_CHECK(cudaDeviceSynchronize());
-      const common::CheckResult check = compare();
-      if (!check.ok) {
-        table.add_wrong(name, shape.name(), dtype, check.message);
-        return;
-      }
-      table.add({name, shape.name(), dtype, common::time_gpu(launch), moved, vendor});
+      table.check_then_time(
+          {name, shape.name(), dtype, {}, moved, vendor}, launch, compare,
+          limited ? common::BenchTable::IfRefused::Skip : common::BenchTable::IfRefused::Wrong);
     };
     auto forward_check = [&](check::Op op) {
       return [&, op] {

@@ -116,11 +116,13 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
         checked.push_back(
             {r, cpu_ref::topk(row, 1, N, k), cpu_ref::softmax_topk(row, 1, N, k, 1.0)});
       }
-      // One run on poisoned outputs, compared as the tests compare (check.h): indices exactly (the
-      // order is total, ties to the lower index: one right answer), values exactly (copies of
-      // input elements), probabilities and lse within the tests' float bounds. "" when they pass.
-      auto wrong_result = [&](bool fused,
-                              const std::function<void(cudaStream_t)>& launch) -> std::string {
+      // Each version is checked, then timed (common::BenchTable::check_then_time): one run on
+      // poisoned outputs, compared as the tests compare (check.h): indices exactly (the order is
+      // total, ties to the lower index: one right answer), values exactly (copies of input
+      // elements), probabilities and lse within the tests' float bounds.
+      auto add = [&](const std::string& name, bool fused,
+                     const std::function<void(cudaStream_t)>& launch, double moved) {
+        if (!args.wants_version(name)) return;
         values.fill_bytes(common::kPoisonByte);
         indices.fill_bytes(common::kPoisonByte);
         probs.fill_bytes(common::kPoisonByte);
@@ -128,36 +130,24 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
         // Versions lay the workspace out differently, and one that was skipped as wrong may have
         // left its counters non-zero.
         ws.fill_bytes(0);
-        try {
-          launch(nullptr);
-        } catch (const std::logic_error& e) {  // an unfinished dispatcher, a TODO that throws
-          return std::string("the launch threw: ") + e.what();
-        }
-        CUDA_CHECK(cudaDeviceSynchronize());
-        common::CheckResult result;
-        for (const CheckedRow& c : checked) {
-          const auto at = static_cast<size_t>(c.row * k), kk = static_cast<size_t>(k);
-          const std::string where = "row " + std::to_string(c.row) + " ";
-          if (!fused) {
-            result.and_then(topk_check::compare_topk(indices.download(at, kk),
-                                                     values.download(at, kk), c.topk, where));
-          } else {
-            const std::vector<float> got_lse = lse.download(static_cast<size_t>(c.row), 1);
-            result.and_then(topk_check::compare_softmax_topk(
-                indices.download(at, kk), probs.download(at, kk), &got_lse, c.softmax_topk, where));
+        auto compare = [&] {
+          common::CheckResult result;
+          for (const CheckedRow& c : checked) {
+            const auto at = static_cast<size_t>(c.row * k), kk = static_cast<size_t>(k);
+            const std::string where = "row " + std::to_string(c.row) + " ";
+            if (!fused) {
+              result.and_then(topk_check::compare_topk(indices.download(at, kk),
+                                                       values.download(at, kk), c.topk, where));
+            } else {
+              const std::vector<float> got_lse = lse.download(static_cast<size_t>(c.row), 1);
+              result.and_then(topk_check::compare_softmax_topk(indices.download(at, kk),
+                                                               probs.download(at, kk), &got_lse,
+                                                               c.softmax_topk, where));
+            }
           }
-        }
-        return result.message;
-      };
-      auto add = [&](const std::string& name, bool fused,
-                     const std::function<void(cudaStream_t)>& launch, double moved) {
-        if (!args.wants_version(name)) return;
-        const std::string why = wrong_result(fused, launch);
-        if (!why.empty()) {
-          table.add_wrong(name, shape, dtype, why);
-          return;
-        }
-        table.add({name, shape, dtype, common::time_gpu(launch), moved, cub_us});
+          return result;
+        };
+        table.check_then_time({name, shape, dtype, {}, moved, cub_us}, launch, compare);
       };
       for (topk::Version v : topk::kAllVersions) {
         if (!topk::supports(v, M, N, k, static_cast<int>(sizeof(T)))) continue;

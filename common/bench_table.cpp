@@ -1,5 +1,6 @@
 #include "bench_table.hpp"
 
+#include "errors.hpp"
 #include "gpu_info.hpp"
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 
 namespace common {
 namespace {
@@ -148,6 +150,28 @@ int BenchTable::run(const std::function<void()>& rows) {
     return 1;
   }
   return exit_status();
+}
+
+void BenchTable::check_then_time(BenchRow row, const std::function<void(cudaStream_t)>& launch,
+                                 const std::function<CheckResult()>& check, IfRefused if_refused) {
+  try {
+    launch(nullptr);
+  } catch (const std::invalid_argument& e) {
+    if (if_refused == IfRefused::Skip) return;
+    add_wrong(row.version, row.shape, row.dtype, std::string("the launch refused: ") + e.what());
+    return;
+  } catch (const std::logic_error& e) {  // an unfinished TODO that throws
+    add_wrong(row.version, row.shape, row.dtype, std::string("the launch threw: ") + e.what());
+    return;
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const CheckResult result = check();
+  if (!result.ok) {
+    add_wrong(row.version, row.shape, row.dtype, result.message);
+    return;
+  }
+  row.timing = time_gpu(launch);
+  add(std::move(row));
 }
 
 void BenchTable::add_wrong(const std::string& version, const std::string& shape,

@@ -3,6 +3,7 @@
 // the speed relative to the vendor library).
 #pragma once
 
+#include "compare.hpp"
 #include "timing.hpp"
 
 #include <cstdint>
@@ -61,6 +62,16 @@ class BenchTable {
   // so the CSV stays parseable).
   void add_wrong(const std::string& version, const std::string& shape, const std::string& dtype,
                  const std::string& why);
+  // The step every version goes through: `launch` runs once on outputs the caller has poisoned,
+  // `check` compares what it wrote, and only then is it timed and `row` added
+  // with that timing. A launch that throws (an unfinished TODO) or a wrong output gives a WRONG
+  // RESULT line instead: an unfinished kernel returns at once and would show an impossible
+  // bandwidth. Where the version has limits (`if_refused` is Skip), a refusal
+  // (std::invalid_argument) leaves the row out instead.
+  enum class IfRefused { Wrong, Skip };
+  void check_then_time(BenchRow row, const std::function<void(cudaStream_t)>& launch,
+                       const std::function<CheckResult()>& check,
+                       IfRefused if_refused = IfRefused::Wrong);
   // What main returns: 1 once any row was wrong, so that scripts notice; else 0.
   int exit_status() const { return any_wrong_ ? 1 : 0; }
   // Runs the benchmark's rows and returns what main returns: exit_status(), or 1 after an
