@@ -16,15 +16,19 @@ struct ToFloat {
 };
 
 // CUB's two-phase protocol, shared by every wrapper: `cub_call(temp, bytes)` first reports the
-// temporary storage it needs (temp == nullptr), then runs with the caller's storage.
+// temporary storage it needs (temp == nullptr: the query, which may pass null x and out), then
+// runs with the caller's storage. `who`: the public function called, which the messages name.
 template <typename CubCall>
-size_t query_then_run(int64_t n, void* temp, size_t temp_bytes, CubCall cub_call) {
-  CHECK_ARG(n >= 0, "n must be >= 0, got " << n);
+size_t query_then_run(const char* who, const void* x, const float* out, int64_t n, void* temp,
+                      size_t temp_bytes, CubCall cub_call) {
+  CHECK_ARG_FOR(who, n >= 0, "n must be >= 0, got " << n);
   size_t needed = 0;
   CUDA_CHECK(cub_call(nullptr, needed));
   if (temp == nullptr) return needed;
-  CHECK_ARG(temp_bytes >= needed,
-            "CUB needs " << needed << " bytes of temp storage, got " << temp_bytes);
+  CHECK_ARG_FOR(who, x != nullptr || n == 0, "x is null but n = " << n);
+  CHECK_ARG_FOR(who, out != nullptr, "out is null");
+  CHECK_ARG_FOR(who, temp_bytes >= needed,
+                "CUB needs " << needed << " bytes of temp storage, got " << temp_bytes);
   CUDA_CHECK(cub_call(temp, temp_bytes));
   return needed;
 }
@@ -33,7 +37,7 @@ size_t query_then_run(int64_t n, void* temp, size_t temp_bytes, CubCall cub_call
 template <typename T>
 size_t widening_sum(const T* x, int64_t n, float* out, void* temp, size_t temp_bytes,
                     cudaStream_t stream) {
-  return query_then_run(n, temp, temp_bytes, [&](void* t, size_t& bytes) {
+  return query_then_run("sum", x, out, n, temp, temp_bytes, [&](void* t, size_t& bytes) {
     return cub::DeviceReduce::TransformReduce(t, bytes, x, out, n, cuda::std::plus<float>{},
                                               ToFloat{}, 0.0f, stream);
   });
@@ -43,7 +47,7 @@ size_t widening_sum(const T* x, int64_t n, float* out, void* temp, size_t temp_b
 
 size_t sum(const float* x, int64_t n, float* out, void* temp, size_t temp_bytes,
            cudaStream_t stream) {
-  return query_then_run(n, temp, temp_bytes, [&](void* t, size_t& bytes) {
+  return query_then_run("sum", x, out, n, temp, temp_bytes, [&](void* t, size_t& bytes) {
     return cub::DeviceReduce::Sum(t, bytes, x, out, n, stream);
   });
 }
@@ -60,7 +64,7 @@ size_t sum(const __nv_bfloat16* x, int64_t n, float* out, void* temp, size_t tem
 
 size_t max(const float* x, int64_t n, float* out, void* temp, size_t temp_bytes,
            cudaStream_t stream) {
-  return query_then_run(n, temp, temp_bytes, [&](void* t, size_t& bytes) {
+  return query_then_run("max", x, out, n, temp, temp_bytes, [&](void* t, size_t& bytes) {
     return cub::DeviceReduce::Max(t, bytes, x, out, n, stream);
   });
 }

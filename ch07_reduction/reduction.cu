@@ -37,7 +37,10 @@ constexpr int kBlock = 256;
 constexpr int kWarps = kBlock / common::kWarpSize;
 static_assert(kWarps <= common::kWarpSize, "version 6 reduces the warp sums with one warp");
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// For a >= 0, b > 0; no a + b - 1 that could overflow near INT64_MAX.
+int64_t ceil_div(int64_t a, int64_t b) {
+  return a / b + (a % b != 0);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Version 1: one atomicAdd per element.
@@ -278,7 +281,8 @@ int final_loads_in_flight(int64_t n, int element_bytes) {
   // -> 5.57), and from 2^26 on both depths took the same time. bf16 sums, at 102 registers a
   // thread and 2 blocks per SM with 8 loads, gained only at 2^22 and lost 0.9 % at 2^25: they
   // keep 4.
-  const int64_t packs = n * element_bytes / 16;
+  // n * element_bytes / 16, without a product that could overflow for huge n.
+  const int64_t packs = n / 16 * element_bytes + n % 16 * element_bytes / 16;
   const bool more_blocks_than_sms = packs > int64_t{sm_count()} * kFinalBlock * 4;
   return element_bytes == 4 && more_blocks_than_sms && n <= (int64_t{1} << 25) ? 8 : 4;
 }
@@ -357,7 +361,8 @@ PartialsKernel teaching_kernel(Version v) {
 void sum_in_passes(Version v, const float* x, int64_t n, float* out, void* workspace,
                    cudaStream_t stream) {
   const int64_t first_blocks = teaching_blocks(v, n);
-  CHECK_ARG(first_blocks <= INT_MAX, "n = " << n << " needs more blocks than a grid can hold");
+  CHECK_ARG_FOR("sum", first_blocks <= INT_MAX,
+                "n = " << n << " needs more blocks than a grid can hold");
   float* buffers[2] = {static_cast<float*>(workspace), static_cast<float*>(workspace) + first_blocks};
   const PartialsKernel kernel = teaching_kernel(v);
   const float* in = x;
@@ -416,9 +421,9 @@ void sum(Version v, const float* x, int64_t n, float* out, void* workspace, cuda
   CHECK_ARG(out != nullptr, "out is null");
   switch (v) {
     case Version::Atomic:
+      CHECK_ARG(ceil_div(n, kBlock) <= INT_MAX, "n = " << n << " is too large for version 1");
       CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));
       if (n == 0) return;
-      CHECK_ARG(ceil_div(n, kBlock) <= INT_MAX, "n = " << n << " is too large for version 1");
       sum_atomic_kernel<<<static_cast<unsigned>(ceil_div(n, kBlock)), kBlock, 0, stream>>>(x, n, out);
       CUDA_CHECK_LAUNCH();
       return;

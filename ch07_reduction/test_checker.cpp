@@ -23,8 +23,8 @@ TEST_CASE("the checker rejects a reduction missing its cross-warp step", "[ch07_
 }
 
 TEST_CASE("the checker rejects an off-by-one tail", "[ch07_reduction][checker]") {
-  // The tests' "edges" data put a large value last; with values in [0, 1) alone a dropped
-  // element of a million can hide inside the error bound, and this test shows the difference.
+  // The tests' "edges" data put a large value last, so the dropped element is never within the
+  // error bound (with values in [0, 1) alone it would be from about 2^20 elements on).
   for (size_t n : {size_t{1025}, (size_t{1} << 20) + 3, size_t{1} << 24}) {
     INFO("n = " << n);
     REQUIRE_FALSE(check::check_reduction(wrong::drops_last_element(), data::with_large_edges(n, 2)).ok);

@@ -36,6 +36,9 @@ TEST_CASE("cpu_ref::sum reads half and bf16 values as they are stored", "[ch07_r
   const auto bf16 = common::convert<__nv_bfloat16>(x);
   REQUIRE(cpu_ref::sum(bf16) == Approx(1000.0 * common::to_float(bf16[0])).epsilon(1e-12));
   REQUIRE(cpu_ref::sum(bf16) != Approx(100.0).epsilon(1e-6));
+  const auto fp16 = common::convert<__half>(x);
+  REQUIRE(cpu_ref::sum(fp16) == Approx(1000.0 * common::to_float(fp16[0])).epsilon(1e-12));
+  REQUIRE(cpu_ref::sum(fp16) != Approx(100.0).epsilon(1e-6));
 }
 
 TEST_CASE("a float loop is no reference: it stops growing at 2^24", "[ch07_reduction][cpu_ref]") {

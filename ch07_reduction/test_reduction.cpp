@@ -1,6 +1,7 @@
 // Chapter 7's GPU tests, built twice: against the skeleton (the student's build, ctest label
 // student_ch07_reduction, selected by -L ch07_reduction) and against the solution (label
-// solutions). Each TEST_CASE checks one TODO.
+// solutions). Each TEST_CASE names the TODOs it checks; the argument test and the CUB test
+// check code the chapter gives.
 #include "check.h"
 #include "test_data.h"
 #include "cpu_ref.h"
@@ -12,6 +13,7 @@
 #include "common/device_buffer.hpp"
 #include "common/dtype.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -21,7 +23,8 @@ using reduction::Version;
 namespace {
 
 // The sizes around the kernels' boundaries: a warp (31 to 33), the 16-byte packs of a block of
-// 256 threads, 1024 floats (1023 to 1025), and two larger sizes whose grids loop.
+// 256 threads, 1024 floats (1023 to 1025), and two larger sizes: at 2^20 + 3 the teaching
+// versions' grids loop, at 2^24 the final version's too (at 2^20 + 3 its threads take one step).
 const std::vector<size_t> kSizes = {0, 1, 31, 32, 33, 1023, 1024, 1025, (1u << 20) + 3, 1u << 24};
 
 std::string todo_of(Version v) {
@@ -195,7 +198,8 @@ TEST_CASE("v5, v6: more than 2^31 elements (float, 8 GiB)",
           "[ch07_reduction][first_add][warp_shuffle][large]") {
   const size_t n = (size_t{1} << 31) + 77;
   // As the test of the final version above: 10^6 at the 77 indices from 2^31 on, 7 % of the sum.
-  // A grid-stride index of 32 bits wraps before it gets there.
+  // A signed 32-bit grid-stride index overflows before it gets there (an unsigned one would not
+  // wrap below 2^32, which this size does not reach).
   std::vector<float> x = common::gen::uniform(n, 9150, 0.0f, 1.0f);
   for (size_t i = size_t{1} << 31; i < n; ++i)
     x[i] = 1.0e6f;
@@ -230,6 +234,21 @@ TEST_CASE("bad arguments are rejected with a clear error", "[ch07_reduction][arg
   REQUIRE_INVALID_ARGUMENT(reduction::workspace_bytes(not_a_version, 16), "unknown version 99");
   REQUIRE_INVALID_ARGUMENT(reduction::sum(not_a_version, x.data(), 16, out.data(), ws.data()),
                            "unknown version 99");
+  // The vendor baseline checks its arguments as the chapter does (the size query takes nulls).
+  const size_t cub_bytes =
+      cub_baseline::sum(static_cast<const float*>(nullptr), 16, nullptr, nullptr, 0);
+  common::DeviceBuffer<unsigned char> cub_ws(std::max<size_t>(cub_bytes, 1));
+  REQUIRE_INVALID_ARGUMENT(cub_baseline::sum(static_cast<const float*>(nullptr), 16, out.data(),
+                                             cub_ws.data(), cub_bytes),
+                           "sum: x is null");
+  REQUIRE_INVALID_ARGUMENT(cub_baseline::max(x.data(), 16, nullptr, cub_ws.data(), cub_bytes),
+                           "max: out is null");
+  REQUIRE_INVALID_ARGUMENT(cub_baseline::sum(x.data(), -1, out.data(), cub_ws.data(), cub_bytes),
+                           "sum: n must be >= 0");
+  if (cub_bytes > 0)
+    REQUIRE_INVALID_ARGUMENT(
+        cub_baseline::sum(x.data(), 16, out.data(), cub_ws.data(), cub_bytes - 1),
+        "sum: CUB needs");
 }
 
 TEST_CASE("CUB agrees with the CPU reference (the second reference)", "[ch07_reduction][cub]") {
