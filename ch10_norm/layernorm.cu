@@ -1,6 +1,7 @@
 // Chapter 10: LayerNorm, from three sweeps over each row to one read of x and one write of y.
 //
-// Each version is one or two TODOs below; `bench_norm --versions=layernorm_<name>` times one.
+// Each version is one or two TODOs below; `bench_norm --versions=layernorm_2_welford` (say)
+// times one.
 //   1 two_pass   block per row; a sweep for the mean, a sweep for the variance of (x − mean), a
 //                sweep to normalize: x is read three times (from L2 after the first, if it fits)
 //   2 welford    block per row; mean and variance in one sweep: each thread keeps a Welford

@@ -533,8 +533,10 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
   check_layernorm_version<__half>(LayerNormVersion::Dispatch, kAnyN);
   check_layernorm_version<__nv_bfloat16>(LayerNormVersion::Dispatch, kAnyN);
   check_rmsnorm_version<float>(RmsNormVersion::Dispatch, kAnyN);
+  check_rmsnorm_version<__half>(RmsNormVersion::Dispatch, kAnyN);
   check_rmsnorm_version<__nv_bfloat16>(RmsNormVersion::Dispatch, kAnyN);
   check_add_rmsnorm_version<float>(RmsNormVersion::Dispatch, kAnyN);
+  check_add_rmsnorm_version<__half>(RmsNormVersion::Dispatch, kAnyN);
   check_add_rmsnorm_version<__nv_bfloat16>(RmsNormVersion::Dispatch, kAnyN);
   // M = 0 is a no-op (null pointers allowed); bad sizes, missing pointers, eps <= 0 and pointers
   // between two elements throw.

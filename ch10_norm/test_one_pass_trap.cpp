@@ -1,6 +1,6 @@
 // The test of TODO 2, the one-pass variance on the CPU: built twice like the GPU tests, against the
-// skeleton (label student_ch10_norm, selected by -L ch10_norm) and against the solution (labels
-// solutions and cpu), and run without a GPU.
+// skeleton (label student_ch10_norm, selected by -L ch10_norm) and against the solution (label
+// solutions; its ctest name begins with cpu.solutions), and run without a GPU.
 #include "cpu_ref.h"
 #include "norm.h"
 

@@ -58,7 +58,8 @@ __global__ void layernorm_kernel(const T* x, const T* gamma, const T* beta, T* y
           (to_float(x_row[i]) - mean) * rstd * param_at(gamma, i, 1.0f) + param_at(beta, i, 0.0f);
       y_row[i] = from_float<T>(kBug == Bug::WritesZeros ? 0.0f : out);
     }
-    // Past every row; for the last row that is past the output (what the guards see).
+    // Past the last row: past the output, where the guards see it (past any other row, the
+    // store would land on the next row, which its own block overwrites).
     if (kBug == Bug::WritesPastRow && threadIdx.x == 0 && row == rows - 1) y_row[n] = y_row[0];
     if (threadIdx.x == 0) {
       if (kBug == Bug::WritesZeros)

@@ -1,6 +1,7 @@
 // Deliberately wrong normalizations (test-only code). Each has a bug a student might write; the
-// checker must reject every one of them, or a passing test would prove nothing. `correct()` is
-// the same kernel without a bug: the checker must accept it, or it rejects everything.
+// checker must reject every one of them, or a passing test would prove nothing. Each has a
+// control, the same kernel without the bug (Bug::None, the *_control functions): the checker
+// must accept it, or it rejects everything.
 #pragma once
 
 #include "check.h"
@@ -16,7 +17,7 @@ enum class Bug {
   DropsLastElement,      // off-by-one tail: statistics over i < n − 1
   OnePassVariance,       // var = E[x²] − E[x]² in float: fine on centred data, not with a mean
   NoEps,                 // rstd = rsqrt(var): a constant row divides by zero
-  WritesPastRow,         // right values, plus one store past the end of each row
+  WritesPastRow,         // right values, plus one store past the end of the last row
 };
 const char* bug_name(Bug bug);
 
