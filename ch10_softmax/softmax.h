@@ -37,7 +37,7 @@ enum class Version {
   BlockCached,    // 5. block per row, row in registers, 16-byte loads       (softmax_cached.cu)
   BlockReread,    // 5b. block per row, row read again from L1/L2            (softmax_reread.cu)
   SplitRow,       // 6. a row split across a cluster of blocks    (softmax_cluster.cuh, TODO 6)
-  Final,          // 7. the dispatcher: picks 4, 5, 5b or 6 from the shape    (softmax_dispatch.cu)
+  Final,          // 7. the dispatcher: 4, 5, 5b or 6, 3 beyond 2^30      (softmax_dispatch.cu)
 };
 constexpr Version kAllVersions[] = {
     Version::ThreePass,   Version::Online,      Version::TwoLevelMerge, Version::WarpPerRow,

@@ -350,7 +350,8 @@ void launch_backward(const T* y, const T* dy, T* dx, int64_t rows, int64_t cols,
     return launch_reread_backward<T, kSplitThreads, true>(y, dy, dx, rows, cols, split_chunks,
                                                           stream);
   // Rows of at most 64 windows (1 KiB): lanes of a warp; longer ones: blocks of the forward's
-  // shape (measured faster from 4 KiB rows on, since y and dy double the registers per window).
+  // shape (y and dy double the registers per window; blocks were measured faster from 4 KiB rows
+  // on, and rows of 1 to 4 KiB, not measured against warps, take them too).
   if (windows <= 64) {
     const int64_t lanes_wanted = ceil_div(windows, 4);
     if (lanes_wanted <= 2) return launch_warp<T, 2, 4>(y, dy, dx, rows, cols, stream);

@@ -109,4 +109,9 @@ template <typename T>
 void launch_cached(const T* x, T* y, int64_t rows, int64_t cols, int cluster, Epilogue epilogue,
                    cudaStream_t stream);
 
+// The version the dispatcher (Version::Final) runs for a shape and x's alignment: 3, 4, 5, 5b or
+// 6 (TODO 7, softmax_dispatch.cu). It reads nothing at x.
+template <typename T>
+Version choose_version(const T* x, int64_t rows, int64_t cols);
+
 }  // namespace softmax::detail

@@ -43,8 +43,9 @@ __device__ __forceinline__ __nv_bfloat16 negative_infinity<__nv_bfloat16>() {
 // with cols * sizeof(T) not a multiple of 16 each start at a different offset: each row
 // computes its own layout.
 // The rows laid out this way are the ones a register cache holds (at most 16 blocks of 4096
-// windows), far below 2^31 elements: positions inside a row are 32-bit, which takes half the
-// registers and instructions of 64-bit arithmetic.
+// windows) and those of version 5b and the backward's reread kernel, which take rows of at most
+// kRereadRowCapacity = 2^30 elements: all below 2^31, so positions inside a row are 32-bit,
+// which takes half the registers and instructions of 64-bit arithmetic.
 struct RowWindows {
   int head;   // elements of the first window that lie before the row
   int count;  // windows that cover the row

@@ -27,10 +27,13 @@ TEST_CASE("the checker rejects a kernel that writes zero", "[ch10_softmax][check
 }
 
 TEST_CASE("the checker rejects softmax without the max subtraction", "[ch10_softmax][checker]") {
-  // Plain logits stay below 88 and the naive formula is right; the huge row of the special
-  // rows overflows exp.
-  REQUIRE_FALSE(passes(wrong::skips_max_subtraction(), check::special_rows<float>(100, 2),
-                       check::kSpecialRows, 100));
+  // Plain logits stay below 88 and the naive formula is right; the same logits shifted by 100,
+  // which leaves softmax unchanged, overflow exp (e^88.7 is float's largest).
+  std::vector<float> x = check::logits<float>(3, 100, 2);
+  REQUIRE(passes(wrong::skips_max_subtraction(), x, 3, 100));
+  for (float& v : x)
+    v += 100.0f;
+  REQUIRE_FALSE(passes(wrong::skips_max_subtraction(), x, 3, 100));
 }
 
 TEST_CASE("the checker rejects a missing cross-warp merge", "[ch10_softmax][checker]") {

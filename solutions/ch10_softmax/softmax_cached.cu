@@ -102,6 +102,7 @@ __global__ void __launch_bounds__(max_threads_for<T>(kPacks))
     //   (c) The block's pair is the row's when gridDim.x == 1. Otherwise (version 6) the
     //       blocks of the cluster hold the row's chunks: merge their pairs with
     //       cluster_reduce(pair, common::MaxSumMerge{}, common::MaxSum{-INFINITY, 0.0f}, token).
+    //       Only [ch10_softmax][split_row] (TODO 6's test, sm_90) runs this branch.
     //   (d) stats = row_stats(row pair); store finish_window(cache[k], stats, log_softmax) to
     //       window w when w < end (store_window, y_vector_ok).
     // BEGIN TODO 5
@@ -235,8 +236,9 @@ int split_row_blocks_per_sm(const T* x, int64_t rows, int64_t cols) {
 template <typename T>
 int split_row_cluster(const T* x, int64_t rows, int64_t cols) {
   // As few blocks per row as hold it in chunks of kPreferredChunkWindows (32 KiB: 8192 floats,
-  // 16384 bf16) where 16 blocks can, then more until rows x blocks covers the SMs twice. A
-  // handful of rows (the latency regime) takes 16 blocks: twice the SMs on each row.
+  // 16384 bf16) where 16 blocks can, then more, up to the portable 8, until rows x blocks covers
+  // the SMs twice. A handful of rows (32 x rows <= SMs: the latency regime) of 16384 packs or
+  // more takes 16 blocks.
   // The exact window count matters: an aligned row of 32768 floats is 8192 windows, 4 chunks of
   // 2048; counting one window more for a misalignment it does not have took 8 blocks, and 8
   // smaller chunks were slower (H200: 77.8 against 71.5 us at 1024x32768 fp32).

@@ -43,9 +43,7 @@ const char* version_name(Version v) {
   return "unknown";
 }
 
-namespace {
-
-using detail::Epilogue;
+namespace detail {
 
 // The version the dispatcher runs for a shape (never Final itself). x: the alignment decides
 // whether a row just fits one block.
@@ -79,6 +77,16 @@ Version choose_version(const T* x, int64_t rows, int64_t cols) {
   // END TODO 7
 }
 
+template Version choose_version(const float*, int64_t, int64_t);
+template Version choose_version(const __half*, int64_t, int64_t);
+template Version choose_version(const __nv_bfloat16*, int64_t, int64_t);
+
+}  // namespace detail
+
+namespace {
+
+using detail::Epilogue;
+
 // `who`: the public function called, which the messages name.
 template <typename T>
 void validate(const char* who, const T* x, const T* y, int64_t rows, int64_t cols) {
@@ -96,10 +104,56 @@ void validate(const char* who, const T* x, const T* y, int64_t rows, int64_t col
       "overlap is not (a row would be overwritten before it is read)");
 }
 
+// The limits of the specialised versions, exactly for x's alignment (supports() assumes the
+// worst), checked here so that the message names the public function called.
 template <typename T>
-void run(Version v, const T* x, T* y, int64_t rows, int64_t cols, Epilogue epilogue,
-         cudaStream_t stream) {
-  // The launchers check their own limits, exactly (supports() assumes the worst alignment).
+void check_limits(const char* who, Version v, const T* x, int64_t cols) {
+  switch (v) {
+    case Version::WarpPerRow:
+      CHECK_ARG_FOR(who, cols <= detail::warp_row_capacity<T>(),
+                    "version 4 keeps a row in one warp's registers: at most "
+                        << detail::warp_row_capacity<T>()
+                        << " elements of this type, got cols = " << cols);
+      return;
+    case Version::BlockCached:
+      CHECK_ARG_FOR(who, detail::cached_fits(x, cols, 1),
+                    "version 5: a row of " << cols << " elements at this alignment does not fit "
+                                           << "in one block's registers: at most "
+                                           << detail::cached_row_capacity<T>(1)
+                                           << " at any alignment");
+      return;
+    case Version::BlockReread:
+      CHECK_ARG_FOR(who, cols <= detail::kRereadRowCapacity,
+                    "version 5b takes rows of at most " << detail::kRereadRowCapacity
+                                                        << " elements, got " << cols);
+      return;
+    case Version::SplitRow:
+      CHECK_ARG_FOR(who, detail::clusters_supported(),
+                    "version 6 splits a row across a cluster of blocks, which needs sm_90 or "
+                    "newer; this GPU is sm_"
+                        << common::device_properties().major << common::device_properties().minor);
+      CHECK_ARG_FOR(who, detail::cached_fits(x, cols, detail::kMaxCluster),
+                    "version 6: a row of " << cols << " elements at this alignment does not fit "
+                                           << "in the registers of " << detail::kMaxCluster
+                                           << " blocks: at most "
+                                           << detail::cached_row_capacity<T>(detail::kMaxCluster)
+                                           << " at any alignment");
+      return;
+    case Version::ThreePass:
+    case Version::Online:
+    case Version::TwoLevelMerge:
+    case Version::Final:
+      return;
+  }
+  CHECK_ARG_FOR(who, false, "unknown version " << static_cast<int>(v));
+}
+
+// `who`: the public function called. The launchers check their limits too, for their other
+// callers; with check_limits first, their messages never reach the public API.
+template <typename T>
+void run(const char* who, Version v, const T* x, T* y, int64_t rows, int64_t cols,
+         Epilogue epilogue, cudaStream_t stream) {
+  check_limits(who, v, x, cols);
   switch (v) {
     case Version::ThreePass:
       return detail::launch_three_pass(x, y, rows, cols, epilogue, stream);
@@ -117,9 +171,8 @@ void run(Version v, const T* x, T* y, int64_t rows, int64_t cols, Epilogue epilo
       return detail::launch_cached(x, y, rows, cols, detail::split_row_cluster(x, rows, cols),
                                    epilogue, stream);
     case Version::Final:
-      return run(choose_version(x, rows, cols), x, y, rows, cols, epilogue, stream);
+      return run(who, detail::choose_version(x, rows, cols), x, y, rows, cols, epilogue, stream);
   }
-  CHECK_ARG(false, "unknown version " << static_cast<int>(v));
 }
 
 }  // namespace
@@ -150,14 +203,14 @@ template <typename T>
 void softmax(Version v, const T* x, T* y, int64_t rows, int64_t cols, cudaStream_t stream) {
   validate(__func__, x, y, rows, cols);
   if (rows == 0) return;
-  run(v, x, y, rows, cols, Epilogue::Softmax, stream);
+  run(__func__, v, x, y, rows, cols, Epilogue::Softmax, stream);
 }
 
 template <typename T>
 void log_softmax(Version v, const T* x, T* y, int64_t rows, int64_t cols, cudaStream_t stream) {
   validate(__func__, x, y, rows, cols);
   if (rows == 0) return;
-  run(v, x, y, rows, cols, Epilogue::LogSoftmax, stream);
+  run(__func__, v, x, y, rows, cols, Epilogue::LogSoftmax, stream);
 }
 
 #define INSTANTIATE(T)                                                             \
