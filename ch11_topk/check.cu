@@ -221,6 +221,10 @@ common::CheckResult check_topk_hashed(const TopKLauncher<T>& launch, int64_t M, 
     result.and_then(common::CheckResult::fail(where + "index slot " +
                                               std::to_string(common::first_unwritten(got_indices)) +
                                               " was never written"));
+  if (common::first_unwritten(got_values) >= 0)  // the inputs, in [-8, 8), are never the poison
+    result.and_then(common::CheckResult::fail(where + "value slot " +
+                                              std::to_string(common::first_unwritten(got_values)) +
+                                              " was never written"));
   for (int64_t r : rows) {
     std::vector<T> row(static_cast<size_t>(N));
     for (int64_t i = 0; i < N; ++i)

@@ -51,12 +51,18 @@ template <typename T>
 SoftmaxTopK softmax_topk(const std::vector<T>& x, int64_t M, int64_t N, int k, double temperature) {
   SoftmaxTopK out;
   std::vector<double> row(static_cast<size_t>(N));
+  // y = x / temperature as the API defines it: in float, where a y beyond float's range (from
+  // FLT_MAX plus half an ulp on, which rounds up) is an infinity.
+  const auto scaled = [temperature](double v) {
+    const double y = v / temperature;
+    return std::fabs(y) >= 0x1.ffffffp+127 ? std::copysign(HUGE_VAL, y) : y;
+  };
   for (int64_t r = 0; r < M; ++r) {
     double m = -std::numeric_limits<double>::infinity();
     for (int64_t i = 0; i < N; ++i) {
       const double v = common::to_float(x[static_cast<size_t>(r * N + i)]);
       row[static_cast<size_t>(i)] = v;
-      const double y = v / temperature;
+      const double y = scaled(v);
       if (std::isnan(y) || std::isnan(m))
         m = std::numeric_limits<double>::quiet_NaN();
       else
@@ -66,11 +72,10 @@ SoftmaxTopK softmax_topk(const std::vector<T>& x, int64_t M, int64_t N, int k, d
     // (the empty sum: lse = -inf, probabilities 0 / 0 = NaN) instead of exp(-inf - -inf).
     double l = 0.0;
     for (double v : row)
-      if (v / temperature != -std::numeric_limits<double>::infinity())
-        l += std::exp(v / temperature - m);
+      if (scaled(v) != -std::numeric_limits<double>::infinity()) l += std::exp(scaled(v) - m);
     for (int64_t i : row_topk(row.data(), N, k)) {
       out.indices.push_back(i);
-      out.probs.push_back(std::exp(row[static_cast<size_t>(i)] / temperature - m) / l);
+      out.probs.push_back(std::exp(scaled(row[static_cast<size_t>(i)]) - m) / l);
     }
     out.lse.push_back(m + std::log(l));
   }

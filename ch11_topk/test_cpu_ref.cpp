@@ -55,6 +55,15 @@ TEST_CASE("cpu_ref::softmax_topk's special rows", "[cpu]") {
     REQUIRE(std::isnan(r.probs[0]));
     REQUIRE(r.lse[0] == -std::numeric_limits<double>::infinity());
   }
+  SECTION("a finite x whose x / temperature overflows float counts as +inf") {
+    const std::vector<float> x = {2e38f, 1.0f};
+    const auto hot = cpu_ref::softmax_topk(x, 1, 2, 2, 0.5);
+    REQUIRE(std::isnan(hot.probs[0]));
+    REQUIRE(std::isnan(hot.lse[0]));
+    const auto cool = cpu_ref::softmax_topk(x, 1, 2, 2, 1.0);
+    REQUIRE(cool.probs[0] == 1.0);
+    REQUIRE(cool.lse[0] == Approx(2e38).epsilon(1e-7));
+  }
   SECTION("a NaN or a +inf: everything NaN") {
     for (float special : {kNaN, kInf}) {
       const auto r = cpu_ref::softmax_topk(std::vector<float>{1.0f, special}, 1, 2, 2, 1.0);

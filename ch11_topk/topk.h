@@ -8,8 +8,8 @@
 //     each other, so the lowest-index NaN comes first;
 //   - -0.0 and +0.0 are equal (a tie, lower index first); `values` holds the input's own bits.
 // All pointers are device pointers: values and indices are [M, k] row-major. 1 <= k <= N (and
-// k <= max_k(version)); N < 2^31; M >= 0 (M = 0 does nothing); M * N may exceed 2^31. Pointers
-// may start at any element (no 16-byte alignment needed), not between two elements. Calls
+// k <= max_k(version)); N < 2^31; 0 <= M < 2^31 (M = 0 does nothing); M * N may exceed 2^31.
+// Pointers may start at any element (no 16-byte alignment needed), not between two elements. Calls
 // validate their arguments (std::invalid_argument) and check their launches (common::CudaError).
 #pragma once
 
@@ -50,10 +50,11 @@ int split_chunks(int64_t M, int64_t N);
 // chunk on chip.
 constexpr int kMaxChunks = 1024;
 
-// Scratch memory for `chunks` blocks per row (0: the count split_chunks chooses). Allocate it
-// once, zero-filled: it holds per-row counters that every launch returns to zero. Reuse it for
-// calls of the same M, k and chunks, one call at a time; zero it again before a call with another
-// shape (that call's counters may lie where the previous layout kept candidates).
+// Scratch memory for `chunks` blocks per row (0: the count split_chunks chooses), 8-byte
+// aligned (as cudaMalloc's pointers are). Allocate it once, zero-filled: it holds per-row counters
+// that every launch returns to zero. Reuse it for calls of the same M, k and chunks, one call at a
+// time; zero it again before a call with another shape (that call's counters may lie where the
+// previous layout kept candidates).
 size_t workspace_bytes(int64_t M, int64_t N, int k, int chunks = 0);
 
 // One version. SplitRow uses split_chunks(M, N) blocks per row.
