@@ -113,7 +113,8 @@ std::vector<float> make_data(Data d, int64_t M, int64_t N, uint64_t seed) {
 
 // make_data's values in T. Converting a float NaN on the host gives the one canonical NaN of the
 // 16-bit types, which would leave their NaNs' signs and payloads untested: each NaN is given one
-// of four bit patterns, both signs, quiet and signalling payloads.
+// of four bit patterns, both signs, quiet and signalling payloads (not 0xFFFF: that is the
+// poison the checker looks for in unwritten slots).
 template <typename T>
 std::vector<T> data_as(Data d, int64_t M, int64_t N, uint64_t seed) {
   std::vector<T> x = common::convert<T>(make_data(d, M, N, seed));
@@ -121,7 +122,8 @@ std::vector<T> data_as(Data d, int64_t M, int64_t N, uint64_t seed) {
     constexpr bool kHalf = std::is_same_v<T, __half>;
     const uint16_t nans[] = {kHalf ? uint16_t{0x7E00} : uint16_t{0x7FC0},
                              kHalf ? uint16_t{0xFE00} : uint16_t{0xFFC0},
-                             kHalf ? uint16_t{0x7C01} : uint16_t{0x7F81}, uint16_t{0xFFFF}};
+                             kHalf ? uint16_t{0x7C01} : uint16_t{0x7F81},
+                             kHalf ? uint16_t{0xFC01} : uint16_t{0xFF81}};
     size_t seen = 0;
     for (T& v : x)
       if (std::isnan(common::to_float(v))) {
