@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
+#include <vector>
 
 namespace {
 
@@ -25,8 +27,20 @@ std::vector<float> flaw_revealing_input(int64_t M, int64_t N) {
   return x;
 }
 
-topk_check::TopKLauncher<float> launcher(Flaw flaw) {
-  return [flaw](const float* x, int64_t M, int64_t N, int k, float* values, int64_t* indices,
+// The same rows in half or bf16. The NaN gets a payload of the 16-bit type's own (converting a
+// float NaN on the host gives the canonical one, the very NaN a decoded key gives back).
+template <typename T>
+std::vector<T> flaw_revealing_input_as(int64_t M, int64_t N) {
+  std::vector<T> x = common::convert<T>(flaw_revealing_input(M, N));
+  std::conditional_t<std::is_same_v<T, __half>, __half_raw, __nv_bfloat16_raw> nan;
+  nan.x = std::is_same_v<T, __half> ? 0x7E01 : 0x7FC1;
+  x[5] = T(nan);
+  return x;
+}
+
+template <typename T = float>
+topk_check::TopKLauncher<T> launcher(Flaw flaw) {
+  return [flaw](const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
                 cudaStream_t stream) {
     wrong_kernels::topk(flaw, x, M, N, k, values, indices, stream);
   };
@@ -55,6 +69,29 @@ TEST_CASE("the checker rejects each wrong top-k", "[checker]") {
     INFO("checker said: " << result.message);
     CHECK_FALSE(result.ok);
   }
+}
+
+namespace {
+
+template <typename T>
+void check_judges_16_bit() {
+  const int64_t M = 3, N = 300;
+  const std::vector<T> x = flaw_revealing_input_as<T>(M, N);
+  INFO(common::DType<T>::name);
+  REQUIRE_CHECK(topk_check::check_topk(launcher<T>(Flaw::None), x, M, N, 20));
+  for (Flaw flaw : wrong_kernels::kAllFlaws) {
+    INFO("wrong kernel: " << wrong_kernels::flaw_name(flaw));
+    const common::CheckResult result = topk_check::check_topk(launcher<T>(flaw), x, M, N, 20);
+    INFO("checker said: " << result.message);
+    CHECK_FALSE(result.ok);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the checker judges half and bf16 top-k alike", "[checker]") {
+  check_judges_16_bit<__half>();
+  check_judges_16_bit<__nv_bfloat16>();
 }
 
 // Row 0: ordinary logits (a wrong normalization or temperature shows); row 1: one logit of 1000,

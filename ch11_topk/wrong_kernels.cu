@@ -9,9 +9,11 @@ namespace {
 
 using topk::detail::composite_index;
 
-__device__ uint64_t ranked(float v, int64_t i, Flaw flaw) {
+template <typename T>
+__device__ uint64_t ranked(T v, int64_t i, Flaw flaw) {
   uint32_t key = topk::detail::order_key(v);
-  if (flaw == Flaw::NaNAsSmallest && v != v) key = 0;
+  const float f = topk::detail::KeyTraits<T>::to_float(v);
+  if (flaw == Flaw::NaNAsSmallest && f != f) key = 0;
   const uint32_t index = static_cast<uint32_t>(i);
   if (flaw == Flaw::TiesToHigherIndex)
     return (static_cast<uint64_t>(key) << 32) | index;  // higher index ranks first
@@ -19,7 +21,8 @@ __device__ uint64_t ranked(float v, int64_t i, Flaw flaw) {
 }
 
 // Slot j of the row's answer: the largest composite below the one of slot j - 1.
-__device__ uint64_t next_best(const float* row, int64_t n, uint64_t below, Flaw flaw) {
+template <typename T>
+__device__ uint64_t next_best(const T* row, int64_t n, uint64_t below, Flaw flaw) {
   uint64_t best = 0;
   for (int64_t i = 0; i < n; ++i) {
     const uint64_t c = ranked(row[i], i, flaw);
@@ -32,20 +35,23 @@ __device__ int64_t index_of(uint64_t c, Flaw flaw) {
   return flaw == Flaw::TiesToHigherIndex ? static_cast<uint32_t>(c) : composite_index(c);
 }
 
-__global__ void topk_kernel(Flaw flaw, const float* x, int64_t M, int64_t N, int k, float* values,
+template <typename T>
+__global__ void topk_kernel(Flaw flaw, const T* x, int64_t M, int64_t N, int k, T* values,
                             int64_t* indices) {
+  using Traits = topk::detail::KeyTraits<T>;
   const int64_t r = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
   if (r >= M) return;
-  const float* row = x + r * N;
+  const T* row = x + r * N;
   const int64_t n = flaw == Flaw::SkipsLastElement ? N - 1 : N;
   uint64_t previous = ~uint64_t{0};
   for (int j = 0; j < k; ++j) {
     previous = next_best(row, n, previous, flaw);
     const int64_t slot = r * k + (flaw == Flaw::Ascending ? k - 1 - j : j);
     const int64_t i = index_of(previous, flaw);
-    values[slot] = flaw == Flaw::Zeros ? 0.0f
+    const uint32_t key = static_cast<uint32_t>(previous >> 32);
+    values[slot] = flaw == Flaw::Zeros ? Traits::from_bits(0)  // +0.0
                    : flaw == Flaw::DropsNaNPayload
-                       ? topk::detail::key_value<float>(static_cast<uint32_t>(previous >> 32))
+                       ? Traits::from_bits(topk::detail::bits_of_key<T>(key))
                        : row[i];
     indices[slot] = flaw == Flaw::Zeros ? 0 : i;
   }
@@ -123,13 +129,18 @@ const char* flaw_name(SoftmaxFlaw f) {
   return "?";
 }
 
-void topk(Flaw flaw, const float* x, int64_t M, int64_t N, int k, float* values, int64_t* indices,
+template <typename T>
+void topk(Flaw flaw, const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
           cudaStream_t stream) {
   CHECK_ARG(M >= 1 && N >= 1 && k >= 1 && k <= N, "bad shape M=" << M << " N=" << N << " k=" << k);
   topk_kernel<<<static_cast<unsigned>((M + 127) / 128), 128, 0, stream>>>(flaw, x, M, N, k, values,
                                                                           indices);
   CUDA_CHECK_LAUNCH();
 }
+template void topk(Flaw, const float*, int64_t, int64_t, int, float*, int64_t*, cudaStream_t);
+template void topk(Flaw, const __half*, int64_t, int64_t, int, __half*, int64_t*, cudaStream_t);
+template void topk(Flaw, const __nv_bfloat16*, int64_t, int64_t, int, __nv_bfloat16*, int64_t*,
+                   cudaStream_t);
 
 void softmax_topk(SoftmaxFlaw flaw, const float* x, int64_t M, int64_t N, int k, float temperature,
                   int64_t* indices, float* probs, float* lse, cudaStream_t stream) {

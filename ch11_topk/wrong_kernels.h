@@ -4,6 +4,8 @@
 // previous one": slow and simple, so each flaw is one visible line.
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -25,7 +27,9 @@ constexpr Flaw kAllFlaws[] = {Flaw::Zeros,          Flaw::TiesToHigherIndex, Fla
                               Flaw::DropsNaNPayload};
 const char* flaw_name(Flaw f);
 
-void topk(Flaw flaw, const float* x, int64_t M, int64_t N, int k, float* values, int64_t* indices,
+// T: float, __half, __nv_bfloat16.
+template <typename T>
+void topk(Flaw flaw, const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
           cudaStream_t stream = nullptr);
 
 enum class SoftmaxFlaw {
