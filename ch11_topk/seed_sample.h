@@ -9,8 +9,8 @@
 // number X of bests that do is binomial(128, p), and the r-th best is at or below the k-th best
 // unless X >= r. seed_rank puts r five standard deviations (plus 4) above X's mean, so that a
 // guess is too high less than once in a million chunks (test_cpu_ref.cpp computes the exact
-// tail for the sizes). A guess that was too high is noticed (fewer than k elements
-// passed it) and the chunk is offered again from the start, without a seed.
+// tail for common LLM vocabulary sizes). A guess that was too high is noticed (fewer than k
+// elements passed it) and the chunk is offered again from the start, without a seed.
 //
 // Only chunks of at least kSpreadSampleMin elements guess, and they sample 128 runs of 16
 // elements spread over the whole chunk: logits are not in random order (token ids group by

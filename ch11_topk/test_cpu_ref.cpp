@@ -77,7 +77,7 @@ TEST_CASE("cpu_ref::softmax_topk's special rows", "[cpu]") {
 // The guessed seed (seed_sample.h) under its model, a row in random order: X, the number of the
 // 128 thread bests (each the best of 16 elements) above the k-th best of n, is binomial(128, p)
 // with p = 1 - (1 - k/n)^16, and the guess of rank r is too high exactly when X >= r. The tail
-// is summed here exactly, in double, for every k and the row lengths.
+// is summed here exactly, in double, for every k and the vocabulary sizes of common LLMs.
 TEST_CASE("seed_rank: a guessed seed is too high less than once in a million chunks", "[cpu]") {
   using topk::detail::kElementsPerThread;
   using topk::detail::kFilterThreads;

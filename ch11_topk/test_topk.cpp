@@ -597,7 +597,7 @@ TEST_CASE("version 5: fused softmax + top-k", "[ch11_topk][softmax_topk]") {
 
 TEST_CASE("version 6: the dispatcher", "[ch11_topk][dispatch]") {
   INFO("fill TODO 6 in ch11_topk/dispatch.cu (the dispatcher runs the other versions)");
-  SECTION("the issue's row lengths and k, against the CPU reference") {
+  SECTION("the vocabulary sizes of common LLMs and every k, against the CPU reference") {
     std::vector<Case> cases;
     const int64_t lengths[] = {1, 17, 1024, 32000, 50257, 128256, 151936, 256000};
     const int ks[] = {1, 2, 31, 32, 33, 50, 256, 1000, 1024};
