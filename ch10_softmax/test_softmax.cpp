@@ -15,6 +15,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -255,10 +256,12 @@ TEST_CASE("version 7: the dispatcher", "[ch10_softmax][final]") {
   // that one block holds from a quarter or 3/8 of the SMs on; version 5b for rows longer than a
   // block holds from half of the SMs on (16-bit), for rows too long for a cluster's registers,
   // and not where its blocks would leave a second wave mostly idle.
+  // Row counts the rules compare with the SM count are given in SMs: `few` is 8 on 132 SMs.
   const int64_t sms = common::device_properties().multiProcessorCount;
+  const int64_t few = std::max<int64_t>(1, sms / 16);
   const common::DeviceBuffer<float> aligned_f(8);
-  CHECK(softmax::detail::block_per_row_pays(aligned_f.data(), 8, 8192));
-  CHECK_FALSE(softmax::detail::block_per_row_pays(aligned_f.data(), 8, 16384));
+  CHECK(softmax::detail::block_per_row_pays(aligned_f.data(), few, 8192));
+  CHECK_FALSE(softmax::detail::block_per_row_pays(aligned_f.data(), few, 16384));
   CHECK(softmax::detail::block_per_row_pays(aligned_f.data(), sms, 16384));
   CHECK_FALSE(softmax::detail::block_per_row_pays(aligned_f.data(), 2 * sms, 8192));
   CHECK(softmax::detail::reread_few_rows_pays(aligned.data(), sms, 65536));
@@ -282,8 +285,9 @@ TEST_CASE("version 7: the dispatcher", "[ch10_softmax][final]") {
                                      check::Op::Softmax, check::logits<bf16>(sms, 65536, 8), sms,
                                      65536, placement_for(0)));
 
-  // The choice itself, at shapes where the order of TODO 7's rules decides. Where a rule depends
-  // on the GPU (its SMs, its L2, clusters), the expectation asks the same predicate.
+  // The choice itself, at shapes where the order of TODO 7's rules decides. Row counts that a
+  // rule compares with the SM count are given in SMs; where a rule asks the GPU's L2 or its
+  // clusters, the expected version asks the same.
   namespace detail = softmax::detail;
   const bool clusters = detail::clusters_supported();
   check_choice<float>(4096, 512, Version::WarpPerRow);
@@ -291,10 +295,10 @@ TEST_CASE("version 7: the dispatcher", "[ch10_softmax][final]") {
   check_choice<bf16>(4096, 1024, Version::WarpPerRow);
   CHECK_FALSE(detail::prefers_reread(aligned.data(), 4096, 1025));
   check_choice<bf16>(4096, 1025, Version::BlockCached);
-  check_choice<float>(8, 8192, Version::BlockCached);  // before the split row
+  check_choice<float>(few, 8192, Version::BlockCached);  // before the split row
   check_choice<float>(sms, 8192, Version::BlockCached);
-  CHECK_FALSE(detail::prefers_reread(aligned_f.data(), 8, 16384));
-  check_choice<float>(8, 16384, clusters ? Version::SplitRow : Version::BlockCached);
+  CHECK_FALSE(detail::prefers_reread(aligned_f.data(), few, 16384));
+  check_choice<float>(few, 16384, clusters ? Version::SplitRow : Version::BlockCached);
   CHECK_FALSE(detail::prefers_reread(aligned_f.data(), 1, 131072));
   check_choice<float>(1, 131072, clusters ? Version::SplitRow : Version::BlockReread);
   check_choice<float>(3, 300000, Version::BlockReread);  // before the split row

@@ -66,6 +66,10 @@ step "student tests on the untouched skeletons (must fail)"
 # Only the tests of code the chapters give may pass before the TODOs are filled: the argument
 # checks and the vendor library as a second reference (README, "As a student").
 given_code='bad arguments|arguments are validated|CUB agrees'
+# Before sm_90 there are no clusters and no bulk copies: the versions that need them only check
+# their refusal there, which is given code too.
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)
+if [ -n "$cc" ] && [ "${cc%%.*}" -lt 9 ]; then given_code="$given_code|pipelined|version 4b"; fi
 for ch in "${chapters[@]}"; do
   ctest --test-dir "$build" -L "^student_${ch}\$" --output-on-failure >"$out/ctest_student_${ch}.log" 2>&1
   echo "$ch: $(grep -E "tests passed" "$out/ctest_student_${ch}.log")"; grep -ohE "(implemented by|fill|TODO).{0,80}" "$out/ctest_student_${ch}.log" | sort | uniq -c | head -8
