@@ -51,10 +51,12 @@ template <typename T>
 SoftmaxTopK softmax_topk(const std::vector<T>& x, int64_t M, int64_t N, int k, double temperature) {
   SoftmaxTopK out;
   std::vector<double> row(static_cast<size_t>(N));
-  // y = x / temperature as the API defines it: in float, where a y beyond float's range (from
-  // FLT_MAX plus half an ulp on, which rounds up) is an infinity.
-  const auto scaled = [temperature](double v) {
-    const double y = v / temperature;
+  // y = x * (1 / temperature) as the API defines it: the reciprocal rounded to float, the product
+  // exact in double (24 by 24 bits) and then rounded to float by the API, so a y from FLT_MAX plus
+  // half an ulp on (which rounds up) is an infinity; below that the double keeps every digit.
+  const double reciprocal = 1.0f / static_cast<float>(temperature);
+  const auto scaled = [reciprocal](double v) {
+    const double y = v * reciprocal;
     return std::fabs(y) >= 0x1.ffffffp+127 ? std::copysign(HUGE_VAL, y) : y;
   };
   for (int64_t r = 0; r < M; ++r) {

@@ -64,6 +64,14 @@ TEST_CASE("cpu_ref::softmax_topk's special rows", "[cpu]") {
     REQUIRE(cool.probs[0] == 1.0);
     REQUIRE(cool.lse[0] == Approx(2e38).epsilon(1e-7));
   }
+  SECTION("the reciprocal of the temperature is rounded to float, as topk.h defines y") {
+    // x / 0.93f is below FLT_MAX + half an ulp; x * float(1 / 0.93f) is not.
+    const float x = 0x1.dc28f4p+127f;
+    REQUIRE(x / static_cast<double>(0.93f) < 0x1.ffffffp+127);
+    const auto r = cpu_ref::softmax_topk(std::vector<float>{x, 1.0f}, 1, 2, 2, 0.93f);
+    REQUIRE(std::isnan(r.probs[0]));
+    REQUIRE(std::isnan(r.lse[0]));
+  }
   SECTION("a NaN or a +inf: everything NaN") {
     for (float special : {kNaN, kInf}) {
       const auto r = cpu_ref::softmax_topk(std::vector<float>{1.0f, special}, 1, 2, 2, 1.0);

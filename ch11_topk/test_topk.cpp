@@ -27,6 +27,12 @@ namespace {
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
+// A finite float whose product with the float reciprocal of 0.93 rounds to +inf, though its
+// exact quotient by 0.93f does not: softmax_topk must compute y as topk.h defines it. At
+// temperature 1 it stays finite. Only fp32 keeps it: bf16 rounds it to a value that stays below
+// the edge at 0.93, fp16 to +inf.
+constexpr float kNearFloatMax = 0x1.dc28f4p+127f;
+
 // What a test row looks like.
 enum class Data {
   Logits,       // normal body, heavy right tail
@@ -38,7 +44,7 @@ enum class Data {
   NaNs,         // logits with a few NaNs of both signs
   SignedZeros,  // {+0.0, -0.0, -1, -2}: the top k are tied zeros of both signs
   PlusInf,      // logits with a few +inf
-  Huge,         // logits with a few 2e38: x / temperature overflows float once temperature < 0.85
+  Huge,         // logits with a few kNearFloatMax (fp32 only: see there)
 };
 
 const char* data_name(Data d) {
@@ -62,7 +68,7 @@ const char* data_name(Data d) {
     case Data::PlusInf:
       return "+inf";
     case Data::Huge:
-      return "2e38";
+      return "near FLT_MAX";
   }
   return "?";
 }
@@ -105,7 +111,7 @@ std::vector<float> make_data(Data d, int64_t M, int64_t N, uint64_t seed) {
       return x;
     case Data::Huge:
       x = common::gen::logits(n, seed);
-      common::gen::sprinkle(x, 2e38f, 3, seed + 1);
+      common::gen::sprinkle(x, kNearFloatMax, 3, seed + 1);
       return x;
   }
   return x;
@@ -573,8 +579,8 @@ TEST_CASE("version 5: fused softmax + top-k", "[ch11_topk][softmax_topk]") {
                                           {4, 2000, 32, Data::MaskedRows, 1.0f, 3, true},
                                           {2, 32000, 32, Data::NaNs, 1.0f, 1, true},
                                           {2, 32000, 2, Data::PlusInf, 2.0f, 4, true},
-                                          // finite x whose x / temperature overflows, and not
-                                          {2, 32000, 8, Data::Huge, 0.5f, 1, true},
+                                          // x * (1 / temperature) overflows, and not
+                                          {2, 32000, 8, Data::Huge, 0.93f, 1, true},
                                           {2, 32000, 8, Data::Huge, 1.0f, 4, true, 1},
                                           {1024, 1024, 1, Data::Logits, 1.0f, 0, true},
                                           {1, 151936, 256, Data::Ties, 1.0f, 0, false}};
@@ -690,10 +696,10 @@ TEST_CASE("bad arguments are reported", "[ch11_topk][arguments]") {
   common::DeviceBuffer<unsigned char> ws(topk::workspace_bytes(1, 1000, 1, 2) + 8);
   REQUIRE_INVALID_ARGUMENT(
       topk::topk_filtered(x.data(), 1, 1000, 1, 2, values.data(), indices.data(), ws.data() + 4),
-      "workspace must be 8-byte aligned");
+      "topk_filtered: the workspace must be 8-byte aligned");
   REQUIRE_INVALID_ARGUMENT(
       topk::topk_filtered(x.data(), 1, 1000, 1, 2, values.data(), indices.data(), nullptr),
-      "needs workspace_bytes");
+      "topk_filtered: a split row (chunks = 2) needs workspace_bytes");
   // M = 0 is a valid, empty problem: no pointer is needed, nor checked.
   REQUIRE_NOTHROW(topk::topk_filtered<float>(nullptr, 0, 10, 1, 1, nullptr, nullptr, nullptr));
   REQUIRE_NOTHROW(topk::topk_filtered(odd_x, 0, 10, 1, 1, odd_values, indices.data(), nullptr));

@@ -77,10 +77,10 @@ void topk(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices, 
 // temperature, m = max y and l = sum exp(y - m): indices of the k largest x (same order as topk)
 // and probs = exp(y_i - m) / l, normalized over the whole row; lse (optional, nullptr to skip, [M])
 // = m + log(l). The softmax itself is never written. temperature > 0, finite, with a finite
-// reciprocal (above about 2.9e-39); y is computed in float, so an x / temperature beyond the
-// float range (3.4e38) counts as an infinity. A row holding NaN or +inf gets NaN probabilities
-// and lse (as torch.softmax); a row of only -inf gets NaN probabilities and lse = -inf. chunks:
-// blocks per row, 0 = split_chunks(M, N).
+// reciprocal (above about 2.9e-39); y is computed in float as x * (1 / temperature), the
+// reciprocal rounded to float, so a y beyond the float range (3.4e38) counts as an infinity. A row
+// holding NaN or +inf gets NaN probabilities and lse (as torch.softmax); a row of only -inf gets
+// NaN probabilities and lse = -inf. chunks: blocks per row, 0 = split_chunks(M, N).
 template <typename T>
 void softmax_topk(const T* x, int64_t M, int64_t N, int k, float temperature, int chunks,
                   int64_t* indices, float* probs, float* lse, void* workspace,

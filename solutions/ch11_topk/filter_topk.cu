@@ -1133,12 +1133,12 @@ void run_filter(const char* who, const T* x, int64_t M, int64_t N, int k, int ch
   check_problem(who, x, M, N, k, indices, kMaxK, values, probs, lse);
   check_chunks(who, chunks);
   if (chunks == 0) chunks = split_chunks(M, N);
-  CHECK_ARG(chunks == 1 || workspace != nullptr,
-            "a split row (chunks = " << chunks << ") needs workspace_bytes(M, N, k, chunks) of "
-                                     << "zero-filled workspace");
+  CHECK_ARG_FOR(who, chunks == 1 || workspace != nullptr,
+                "a split row (chunks = " << chunks << ") needs workspace_bytes(M, N, k, chunks) "
+                                         << "of zero-filled workspace");
   // Its counters, 64-bit candidates and (max, sum) pairs are read as such (topk_keys.cuh).
-  CHECK_ARG(chunks == 1 || reinterpret_cast<uintptr_t>(workspace) % 8 == 0,
-            "the workspace must be 8-byte aligned (cudaMalloc's pointers are)");
+  CHECK_ARG_FOR(who, chunks == 1 || reinterpret_cast<uintptr_t>(workspace) % 8 == 0,
+                "the workspace must be 8-byte aligned (cudaMalloc's pointers are)");
   if (M == 0) return;
   if (k <= SmallK::kMaxK)
     launch_filter<T, SmallK, kSoftmax>(x, M, N, k, chunks, scale, values, indices, probs, lse,
