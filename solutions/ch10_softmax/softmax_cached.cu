@@ -102,7 +102,8 @@ __global__ void __launch_bounds__(max_threads_for<T>(kPacks))
     //   (c) The block's pair is the row's when gridDim.x == 1. Otherwise (version 6) the
     //       blocks of the cluster hold the row's chunks: merge their pairs with
     //       cluster_reduce(pair, common::MaxSumMerge{}, common::MaxSum{-INFINITY, 0.0f}, token).
-    //       Only [ch10_softmax][split_row] (TODO 6's test, sm_90) runs this branch.
+    //       [block_cached] never runs this branch; [split_row] (TODO 6's test, sm_90) is the
+    //       first test that does.
     //   (d) stats = row_stats(row pair); store finish_window(cache[k], stats, log_softmax) to
     //       window w when w < end (store_window, y_vector_ok).
     // BEGIN TODO 5
