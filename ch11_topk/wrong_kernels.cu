@@ -67,26 +67,27 @@ __global__ void softmax_topk_kernel(SoftmaxFlaw flaw, const float* x, int64_t M,
   if (r >= M) return;
   const float* row = x + r * N;
   const float scale = flaw == SoftmaxFlaw::IgnoresTemperature ? 1.0f : 1.0f / temperature;
+  // y = x * scale rounded to float (__fmul_rn, never fused into y - m), as topk.h defines it.
+  const auto y = [scale, row](int64_t i) { return __fmul_rn(row[i], scale); };
   float m = flaw == SoftmaxFlaw::ForgetsMax ? 0.0f : -INFINITY;
   if (flaw != SoftmaxFlaw::ForgetsMax)
     for (int64_t i = 0; i < N; ++i)
-      m = fmaxf(m, row[i] * scale);
+      m = fmaxf(m, y(i));
   double l = 0.0;
   if (flaw != SoftmaxFlaw::NormalizesOverTopK)
     for (int64_t i = 0; i < N; ++i)
-      l += expf(row[i] * scale - m);
+      l += expf(y(i) - m);
   uint64_t previous = ~uint64_t{0};
   for (int j = 0; j < k; ++j) {
     previous = next_best(row, N, previous, Flaw::None);
-    if (flaw == SoftmaxFlaw::NormalizesOverTopK)
-      l += expf(row[composite_index(previous)] * scale - m);
+    if (flaw == SoftmaxFlaw::NormalizesOverTopK) l += expf(y(composite_index(previous)) - m);
   }
   previous = ~uint64_t{0};
   for (int j = 0; j < k; ++j) {
     previous = next_best(row, N, previous, Flaw::None);
     const int64_t i = composite_index(previous);
     indices[r * k + j] = i;
-    probs[r * k + j] = static_cast<float>(expf(row[i] * scale - m) / l);
+    probs[r * k + j] = static_cast<float>(expf(y(i) - m) / l);
   }
   if (lse) lse[r] = m + logf(static_cast<float>(l));
 }

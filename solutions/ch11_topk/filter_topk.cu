@@ -302,6 +302,14 @@ __device__ __forceinline__ int64_t edge_element(int t, int64_t head, int64_t tai
   return -1;
 }
 
+// y = x * (1 / temperature), rounded to float before it meets the maximum. Left to the compiler,
+// y - m becomes one FMA of the unrounded product, which differs from the rounded maximum by up
+// to half an ulp of y: beyond about 2^31 that is more than exp's whole range, and the row's
+// largest term came out as 0 or inf instead of exp(0) = 1.
+__device__ __forceinline__ float scaled_logit(float x, float scale) {
+  return __fmul_rn(x, scale);
+}
+
 template <int n>
 __device__ __forceinline__ MaxSum accumulate_softmax(MaxSum s, const float (&y)[n]) {
   // TODO 5 (about 8 lines; checked by [ch11_topk][softmax_topk]):
@@ -402,7 +410,7 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
     edge_value = KeyTraits<T>::to_float(v);
     edge_valid = valid;
     if constexpr (kSoftmax) {
-      const float y[1] = {valid ? edge_value * scale : -INFINITY};
+      const float y[1] = {valid ? scaled_logit(edge_value, scale) : -INFINITY};
       state = accumulate_softmax(state, y);
     }
   }
@@ -451,7 +459,7 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
         float y[kVec];
 #pragma unroll
         for (int e = 0; e < kVec; ++e)
-          y[e] = valid ? packs[j].value(e) * scale : -INFINITY;
+          y[e] = valid ? scaled_logit(packs[j].value(e), scale) : -INFINITY;
         state = accumulate_softmax(state, y);
       }
     }
@@ -792,7 +800,8 @@ __global__ void __launch_bounds__(kFilterThreads, COMMON_TUNED_MIN_BLOCKS(Config
     if constexpr (kSoftmax) {
       if (c == kEmptySlot) continue;
       write_slot(row, c, static_cast<T*>(nullptr), indices, slot);
-      const float y = key_value<T>(static_cast<uint32_t>(c >> 32)) * scale;  // NaN stays NaN
+      const float y =
+          scaled_logit(key_value<T>(static_cast<uint32_t>(c >> 32)), scale);  // NaN stays NaN
       probs[slot] = softmax_probability(y, state);
     } else {
       write_slot(row, c, values, indices, slot);
