@@ -582,6 +582,10 @@ TEST_CASE("version 5: fused softmax + top-k", "[ch11_topk][softmax_topk]") {
                                           // x * (1 / temperature) overflows, and not
                                           {2, 32000, 8, Data::Huge, 0.93f, 1, true},
                                           {2, 32000, 8, Data::Huge, 1.0f, 4, true, 1},
+                                          // y near 1e10, where an unrounded y - m is off by
+                                          // more than exp's range (README, version 5)
+                                          {2, 32000, 4, Data::Logits, 1e-9f, 1, true},
+                                          {2, 32000, 4, Data::Logits, 1e-9f, 4, true, 1},
                                           {1024, 1024, 1, Data::Logits, 1.0f, 0, true},
                                           {1, 151936, 256, Data::Ties, 1.0f, 0, false}};
   run_softmax_cases<float>(cases);
