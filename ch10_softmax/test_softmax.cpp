@@ -205,7 +205,16 @@ TEST_CASE("version 5b: block per row, row read again from cache", "[ch10_softmax
 }
 
 TEST_CASE("version 6: row split across a cluster", "[ch10_softmax][split_row]") {
-  REQUIRE(softmax::supports<float>(Version::SplitRow, 1, 131072 + 5));  // needs sm_90
+  if (!softmax::detail::clusters_supported()) {
+    // Before sm_90 there are no clusters: the version must refuse, clearly.
+    common::DeviceBuffer<float> x(1024), y(1024);
+    REQUIRE_FALSE(softmax::supports<float>(Version::SplitRow, 1, 1024));
+    REQUIRE_INVALID_ARGUMENT(softmax::softmax(Version::SplitRow, x.data(), y.data(), 1, 1024),
+                             "softmax: version 6 splits a row across a cluster of blocks, which "
+                             "needs sm_90");
+    return;
+  }
+  REQUIRE(softmax::supports<float>(Version::SplitRow, 1, 131072 + 5));
   check_fp32(Version::SplitRow);
   // Few rows of long columns, the regime version 6 is for, at every alignment. A cluster holds
   // one row here and merges by pushing (given code, softmax_cluster.cuh).

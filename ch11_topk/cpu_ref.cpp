@@ -51,13 +51,16 @@ template <typename T>
 SoftmaxTopK softmax_topk(const std::vector<T>& x, int64_t M, int64_t N, int k, double temperature) {
   SoftmaxTopK out;
   std::vector<double> row(static_cast<size_t>(N));
-  // y = x * (1 / temperature) as the API defines it: the reciprocal rounded to float, the product
-  // exact in double (24 by 24 bits) and then rounded to float by the API, so a y from FLT_MAX plus
-  // half an ulp on (which rounds up) is an infinity; below that the double keeps every digit.
+  // y = x * (1 / temperature) as the API defines it, in float: the reciprocal rounded to float,
+  // the product (exact in double, 24 by 24 bits) rounded to float once, so a y from FLT_MAX plus
+  // half an ulp on is an infinity. Everything after y is double. At tiny temperatures the
+  // rounding matters: a y of 1e10 has an ulp of 1024, and two logits an ulp of x apart may round
+  // to the same y (probabilities 1/2 and 1/2, not 1 and 0).
   const double reciprocal = 1.0f / static_cast<float>(temperature);
   const auto scaled = [reciprocal](double v) {
     const double y = v * reciprocal;
-    return std::fabs(y) >= 0x1.ffffffp+127 ? std::copysign(HUGE_VAL, y) : y;
+    if (std::fabs(y) >= 0x1.ffffffp+127) return std::copysign(HUGE_VAL, y);
+    return static_cast<double>(static_cast<float>(y));
   };
   for (int64_t r = 0; r < M; ++r) {
     double m = -std::numeric_limits<double>::infinity();

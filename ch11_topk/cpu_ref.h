@@ -21,8 +21,8 @@ TopK topk(const std::vector<T>& x, int64_t M, int64_t N, int k);
 
 struct SoftmaxTopK {
   std::vector<int64_t> indices;  // [M, k], as topk
-  std::vector<double> probs;     // [M, k], softmax of x / temperature over the whole row
-  std::vector<double> lse;       // [M], log-sum-exp of x / temperature
+  std::vector<double> probs;     // [M, k], softmax of y over the whole row (y as topk.h defines it)
+  std::vector<double> lse;       // [M], log-sum-exp of y
 };
 
 // The textbook formulas in double: m = max y (NaN if any y is NaN), l = sum exp(y - m),

@@ -313,9 +313,9 @@ __device__ __forceinline__ float scaled_logit(float x, float scale) {
 template <int n>
 __device__ __forceinline__ MaxSum accumulate_softmax(MaxSum s, const float (&y)[n]) {
   // TODO 5 (about 8 lines; checked by [ch11_topk][softmax_topk]):
-  //   Fold n more values y[0..n) (already divided by the temperature; -inf for slots that hold no
-  //   element) into the online softmax state s = (max, sum of exp(y - max)). Take the new maximum
-  //   m over s.max and the y's with max_nan (it propagates NaN); if m is still -inf nothing
+  //   Fold n more values y[0..n) (already scaled: x * (1 / temperature); -inf for slots that
+  //   hold no element) into the online softmax state s = (max, sum of exp(y - max)). Take the new
+  //   maximum m over s.max and the y's with max_nan (it propagates NaN); if m is still -inf nothing
   //   but masked values were seen: return s unchanged (exp(-inf - -inf) would be NaN). Otherwise
   //   rescale the old sum by common::exp_flush_denormals(s.max - m) and add
   //   common::exp_flush_denormals(y_i - m) for every i (one rescale per n values instead of one

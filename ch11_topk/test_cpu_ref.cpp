@@ -55,7 +55,7 @@ TEST_CASE("cpu_ref::softmax_topk's special rows", "[cpu]") {
     REQUIRE(std::isnan(r.probs[0]));
     REQUIRE(r.lse[0] == -std::numeric_limits<double>::infinity());
   }
-  SECTION("a finite x whose x / temperature overflows float counts as +inf") {
+  SECTION("a finite x whose x * (1 / temperature) overflows float counts as +inf") {
     const std::vector<float> x = {2e38f, 1.0f};
     const auto hot = cpu_ref::softmax_topk(x, 1, 2, 2, 0.5);
     REQUIRE(std::isnan(hot.probs[0]));
@@ -63,6 +63,14 @@ TEST_CASE("cpu_ref::softmax_topk's special rows", "[cpu]") {
     const auto cool = cpu_ref::softmax_topk(x, 1, 2, 2, 1.0);
     REQUIRE(cool.probs[0] == 1.0);
     REQUIRE(cool.lse[0] == Approx(2e38).epsilon(1e-7));
+  }
+  SECTION("y is rounded to float, as topk.h defines it") {
+    // Two neighbouring floats whose products with float(1 / 1e-9f) round to one float: a tie.
+    const std::vector<float> x = {0x1.80000ep+0f, 0x1.80001p+0f};
+    REQUIRE(x[0] != x[1]);
+    const auto r = cpu_ref::softmax_topk(x, 1, 2, 2, 1e-9f);
+    REQUIRE(r.probs[0] == 0.5);
+    REQUIRE(r.probs[1] == 0.5);
   }
   SECTION("the reciprocal of the temperature is rounded to float, as topk.h defines y") {
     // x / 0.93f is below FLT_MAX + half an ulp; x * float(1 / 0.93f) is not.

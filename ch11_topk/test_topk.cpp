@@ -29,8 +29,8 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // A finite float whose product with the float reciprocal of 0.93 rounds to +inf, though its
 // exact quotient by 0.93f does not: softmax_topk must compute y as topk.h defines it. At
-// temperature 1 it stays finite. Only fp32 keeps it: bf16 rounds it to a value that stays below
-// the edge at 0.93, fp16 to +inf.
+// temperature 1 it stays finite. Only fp32 keeps the edge: bf16 rounds the value below it (finite
+// at 0.93 too, y within 0.1% of FLT_MAX), fp16 to +inf.
 constexpr float kNearFloatMax = 0x1.dc28f4p+127f;
 
 // What a test row looks like.
@@ -44,7 +44,7 @@ enum class Data {
   NaNs,         // logits with a few NaNs of both signs
   SignedZeros,  // {+0.0, -0.0, -1, -2}: the top k are tied zeros of both signs
   PlusInf,      // logits with a few +inf
-  Huge,         // logits with a few kNearFloatMax (fp32 only: see there)
+  Huge,         // logits with a few kNearFloatMax (see there for 16-bit types)
 };
 
 const char* data_name(Data d) {
