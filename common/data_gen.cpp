@@ -6,11 +6,21 @@
 
 namespace common::gen {
 
-uint64_t Rng::next_u64() {
-  uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+namespace {
+
+// splitmix64's output function: a bijection of 64-bit words that spreads every input bit.
+uint64_t mix64(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
+}
+
+}  // namespace
+
+Rng::Rng(uint64_t seed) : state_(mix64(seed + 0x632BE59BD9B4E019ull)) {}
+
+uint64_t Rng::next_u64() {
+  return mix64(state_ += 0x9E3779B97F4A7C15ull);
 }
 
 double Rng::uniform01() { return static_cast<double>(next_u64() >> 11) * 0x1p-53; }

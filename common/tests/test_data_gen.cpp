@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <iterator>
 #include <numeric>
+#include <vector>
 
 using namespace common;
 
@@ -11,6 +14,21 @@ TEST_CASE("generators are deterministic per seed and differ across seeds", "[dat
   REQUIRE(gen::normal(1000, 7) == gen::normal(1000, 7));
   REQUIRE(gen::normal(1000, 7) != gen::normal(1000, 8));
   REQUIRE(gen::uniform(1000, 7) == gen::uniform(1000, 7));
+}
+
+TEST_CASE("neighbouring seeds give unrelated streams, not one stream shifted", "[data_gen]") {
+  // The tests seed a row with s and what they sprinkle into it with s + 1.
+  std::vector<uint64_t> a, b;
+  gen::Rng rng_a(7), rng_b(8);
+  for (int i = 0; i < 1000; ++i) {
+    a.push_back(rng_a.next_u64());
+    b.push_back(rng_b.next_u64());
+  }
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  std::vector<uint64_t> shared;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(shared));
+  REQUIRE(shared.empty());
 }
 
 TEST_CASE("uniform stays in range and normal has the asked moments", "[data_gen]") {
