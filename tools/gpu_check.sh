@@ -67,8 +67,9 @@ step "student tests on the untouched skeletons (must fail)"
 # checks and the vendor library as a second reference (README, "As a student").
 given_code='bad arguments|arguments are validated|CUB agrees'
 # Before sm_90 there are no clusters and no bulk copies: the versions that need them only check
-# their refusal there, which is given code too. The tests run on CUDA device 0, the first GPU
-# that CUDA_VISIBLE_DEVICES names.
+# their refusal there, which is given code too. The tests run on CUDA device 0: the first GPU
+# CUDA_VISIBLE_DEVICES names, counted as nvidia-smi counts them when CUDA_DEVICE_ORDER=PCI_BUS_ID
+# (CUDA's default order puts the fastest first).
 gpu=${CUDA_VISIBLE_DEVICES:-0}
 cc=$(nvidia-smi -i "${gpu%%,*}" --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)
 if [[ $cc =~ ^([0-9]+)\. ]] && (( BASH_REMATCH[1] < 9 )); then
