@@ -4,6 +4,7 @@
 
 #include "common/catch_compat.hpp"
 #include "common/data_gen.hpp"
+#include "common/dtype.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -32,9 +33,7 @@ std::vector<float> flaw_revealing_input(int64_t M, int64_t N) {
 template <typename T>
 std::vector<T> flaw_revealing_input_as(int64_t M, int64_t N) {
   std::vector<T> x = common::convert<T>(flaw_revealing_input(M, N));
-  std::conditional_t<std::is_same_v<T, __half>, __half_raw, __nv_bfloat16_raw> nan;
-  nan.x = std::is_same_v<T, __half> ? 0x7E01 : 0x7FC1;
-  x[5] = T(nan);
+  x[5] = common::from_bits16<T>(std::is_same_v<T, __half> ? 0x7E01 : 0x7FC1);
   return x;
 }
 
@@ -44,6 +43,16 @@ topk_check::TopKLauncher<T> launcher(Flaw flaw) {
                 cudaStream_t stream) {
     wrong_kernels::topk(flaw, x, M, N, k, values, indices, stream);
   };
+}
+
+template <typename T>
+void check_rejects_each_flaw(const std::vector<T>& x, int64_t M, int64_t N) {
+  for (Flaw flaw : wrong_kernels::kAllFlaws) {
+    INFO("wrong kernel: " << wrong_kernels::flaw_name(flaw));
+    const common::CheckResult result = topk_check::check_topk(launcher<T>(flaw), x, M, N, 20);
+    INFO("checker said: " << result.message);
+    CHECK_FALSE(result.ok);
+  }
 }
 
 topk_check::SoftmaxTopKLauncher<float> softmax_launcher(SoftmaxFlaw flaw) {
@@ -62,13 +71,7 @@ TEST_CASE("the checker accepts a correct top-k", "[checker]") {
 
 TEST_CASE("the checker rejects each wrong top-k", "[checker]") {
   const int64_t M = 3, N = 300;
-  const std::vector<float> x = flaw_revealing_input(M, N);
-  for (Flaw flaw : wrong_kernels::kAllFlaws) {
-    INFO("wrong kernel: " << wrong_kernels::flaw_name(flaw));
-    const common::CheckResult result = topk_check::check_topk(launcher(flaw), x, M, N, 20);
-    INFO("checker said: " << result.message);
-    CHECK_FALSE(result.ok);
-  }
+  check_rejects_each_flaw(flaw_revealing_input(M, N), M, N);
 }
 
 namespace {
@@ -79,12 +82,7 @@ void check_judges_16_bit() {
   const std::vector<T> x = flaw_revealing_input_as<T>(M, N);
   INFO(common::DType<T>::name);
   REQUIRE_CHECK(topk_check::check_topk(launcher<T>(Flaw::None), x, M, N, 20));
-  for (Flaw flaw : wrong_kernels::kAllFlaws) {
-    INFO("wrong kernel: " << wrong_kernels::flaw_name(flaw));
-    const common::CheckResult result = topk_check::check_topk(launcher<T>(flaw), x, M, N, 20);
-    INFO("checker said: " << result.message);
-    CHECK_FALSE(result.ok);
-  }
+  check_rejects_each_flaw(x, M, N);
 }
 
 }  // namespace

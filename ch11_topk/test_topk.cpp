@@ -132,11 +132,7 @@ std::vector<T> data_as(Data d, int64_t M, int64_t N, uint64_t seed) {
                              kHalf ? uint16_t{0xFC01} : uint16_t{0xFF81}};
     size_t seen = 0;
     for (T& v : x)
-      if (std::isnan(common::to_float(v))) {
-        std::conditional_t<kHalf, __half_raw, __nv_bfloat16_raw> raw;
-        raw.x = nans[seen++ % 4];
-        v = T(raw);
-      }
+      if (std::isnan(common::to_float(v))) v = common::from_bits16<T>(nans[seen++ % 4]);
   }
   return x;
 }

@@ -6,6 +6,8 @@
 #include <cuda_fp16.h>
 
 #include <cmath>
+#include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace common {
@@ -44,6 +46,16 @@ __host__ __device__ inline __half from_float<__half>(float v) { return __float2h
 template <>
 __host__ __device__ inline __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);
+}
+
+// A half or bf16 value from its bit pattern, on the host: a NaN's sign and payload survive, where
+// converting a float NaN gives the one canonical NaN.
+template <typename T>
+T from_bits16(uint16_t bits) {
+  static_assert(std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>);
+  std::conditional_t<std::is_same_v<T, __half>, __half_raw, __nv_bfloat16_raw> raw;
+  raw.x = bits;
+  return T(raw);
 }
 
 // Round every value to T (what the GPU will read), e.g. to build a bf16 input from fp32 data.
