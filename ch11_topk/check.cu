@@ -8,7 +8,6 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
-#include <cstring>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -45,33 +44,6 @@ __global__ void fill_hashed_kernel(T* x, int64_t count, uint64_t seed) {
   }
 }
 
-// Every returned value must be the input element at its returned index, bit for bit: the kernels
-// decode values from their keys, and check_close, which compares numbers, cannot see a -0.0 that
-// came out as +0.0 or a NaN that lost its sign or payload.
-template <typename T>
-common::CheckResult check_value_bits(const std::vector<T>& x, int64_t N, int k,
-                                     const std::vector<T>& values,
-                                     const std::vector<int64_t>& indices,
-                                     const std::string& where) {
-  for (size_t slot = 0; slot < values.size(); ++slot) {
-    const int64_t index = indices[slot];
-    if (index < 0 || index >= N) continue;  // check_indices reports it
-    const T& want = x[static_cast<size_t>(slot / static_cast<size_t>(k) * N + index)];
-    if (std::memcmp(&values[slot], &want, sizeof(T)) != 0) {
-      std::ostringstream why;
-      uint32_t got_bits = 0, want_bits = 0;
-      std::memcpy(&got_bits, &values[slot], sizeof(T));
-      std::memcpy(&want_bits, &want, sizeof(T));
-      why << where << "value " << slot << " (index " << index << ") is "
-          << common::to_float(values[slot]) << " (bits 0x" << std::hex << got_bits
-          << "), not a bitwise copy of the input element " << common::to_float(want) << " (0x"
-          << want_bits << std::dec << ")";
-      return common::CheckResult::fail(why.str());
-    }
-  }
-  return common::CheckResult::pass();
-}
-
 }  // namespace
 
 void* workspace(size_t bytes) {
@@ -103,8 +75,18 @@ common::CheckResult check_topk(const TopKLauncher<T>& launch, const std::vector<
   const std::string where = shape(M, N, k);
   const std::vector<T> got_values = values.download();
   const std::vector<int64_t> got_indices = indices.download();
-  common::CheckResult result = compare_topk(got_indices, got_values, *expected, where);
-  result.and_then(check_value_bits(x, N, k, got_values, got_indices, where));
+  // Once the indices are right, every value must be the input element at its index, bit for
+  // bit: the kernels decode values from their keys, and comparing numbers could not see a -0.0
+  // that came out as +0.0 or a NaN that lost its sign or payload.
+  std::vector<T> want_values(outputs);
+  for (size_t slot = 0; slot < outputs; ++slot) {
+    const int64_t row = static_cast<int64_t>(slot / static_cast<size_t>(k));
+    want_values[slot] = x[static_cast<size_t>(row * N + expected->indices[slot])];
+  }
+  common::CheckResult result =
+      common::check_indices(got_indices, expected->indices, where + "indices");
+  result.and_then(common::check_same_bits(got_values, want_values,
+                                          where + "values (the input elements at the indices)"));
   result.and_then(common::check_guards(values, where + "values"));
   result.and_then(common::check_guards(indices, where + "indices"));
   result.and_then(common::check_guards(input, where + "input (written by the kernel)"));
@@ -187,13 +169,10 @@ common::CheckResult check_same_as(const TopKLauncher<T>& launch,
   CUDA_CHECK(cudaDeviceSynchronize());
   const std::string where = shape(M, N, k);
   const std::vector<int64_t> want_indices = ref_indices.download();
-  std::vector<double> want_values;
-  for (const T& v : ref_values.download())
-    want_values.push_back(common::to_float(v));
   common::CheckResult result = common::check_indices(indices.download(), want_indices,
                                                      where + "indices vs the CUB baseline");
-  result.and_then(common::check_close(values.download(), want_values, 0.0, 0.0,
-                                      where + "values vs the CUB baseline"));
+  result.and_then(common::check_same_bits(values.download(), ref_values.download(),
+                                          where + "values vs the CUB baseline"));
   result.and_then(common::check_guards(values, where + "values"));
   result.and_then(common::check_guards(indices, where + "indices"));
   return result;

@@ -53,10 +53,11 @@ common::CheckResult check_softmax_topk(const SoftmaxTopKLauncher<T>& launch,
                                        const std::vector<T>& x, int64_t M, int64_t N, int k,
                                        float temperature, bool with_lse, size_t misalign = 0);
 
-// The comparisons of check_topk and check_softmax_topk alone, for outputs computed elsewhere
-// (the hashed check's sampled rows, the benchmark's first and last rows): indices exactly,
-// values exactly, probabilities and lse within the tolerances above (lse only where given: pass
-// nullptr to skip it). `where` starts every message.
+// The comparisons alone, for outputs computed elsewhere (the hashed check's sampled rows, the
+// benchmark's first and last rows): indices exactly, probabilities and lse as check_softmax_topk
+// compares them (lse only where given: pass nullptr to skip it), and values exactly as numbers,
+// not bit for bit as check_topk compares them: a -0.0 equals +0.0 here, and any NaN equals any
+// other (those inputs hold neither). `where` starts every message.
 template <typename T>
 common::CheckResult compare_topk(const std::vector<int64_t>& indices, const std::vector<T>& values,
                                  const cpu_ref::TopK& expected, const std::string& where);

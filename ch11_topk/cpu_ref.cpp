@@ -76,8 +76,10 @@ SoftmaxTopK softmax_topk(const std::vector<T>& x, int64_t M, int64_t N, int k, d
     // A masked value (-inf) adds nothing; skipping it also keeps an all -inf row at l = 0
     // (the empty sum: lse = -inf, probabilities 0 / 0 = NaN) instead of exp(-inf - -inf).
     double l = 0.0;
-    for (double v : row)
-      if (scaled(v) != -std::numeric_limits<double>::infinity()) l += std::exp(scaled(v) - m);
+    for (double v : row) {
+      const double y = scaled(v);
+      if (y != -std::numeric_limits<double>::infinity()) l += std::exp(y - m);
+    }
     for (int64_t i : row_topk(row.data(), N, k)) {
       out.indices.push_back(i);
       out.probs.push_back(std::exp(scaled(row[static_cast<size_t>(i)]) - m) / l);

@@ -117,22 +117,28 @@ std::vector<float> make_data(Data d, int64_t M, int64_t N, uint64_t seed) {
   return x;
 }
 
-// make_data's values in T. Converting a float NaN on the host gives the one canonical NaN of the
-// 16-bit types, which would leave their NaNs' signs and payloads untested: each NaN is given one
-// of four bit patterns, both signs, quiet and signalling payloads (not 0xFFFF: that is the
-// poison the checker looks for in unwritten slots).
+// make_data's values in T, each NaN given one of five bit patterns in turn: both signs, quiet and
+// signalling payloads, and all bits set. Converting a float NaN on the host gives the one
+// canonical NaN of the 16-bit types, which would leave their signs and payloads untested; and
+// all bits set is the poison the checker puts in the outputs before each run, which a correct
+// copy of that input must not be taken for.
 template <typename T>
 std::vector<T> data_as(Data d, int64_t M, int64_t N, uint64_t seed) {
   std::vector<T> x = common::convert<T>(make_data(d, M, N, seed));
-  if constexpr (sizeof(T) == 2) {
-    constexpr bool kHalf = std::is_same_v<T, __half>;
-    const uint16_t nans[] = {kHalf ? uint16_t{0x7E00} : uint16_t{0x7FC0},
-                             kHalf ? uint16_t{0xFE00} : uint16_t{0xFFC0},
-                             kHalf ? uint16_t{0x7C01} : uint16_t{0x7F81},
-                             kHalf ? uint16_t{0xFC01} : uint16_t{0xFF81}};
-    size_t seen = 0;
-    for (T& v : x)
-      if (std::isnan(common::to_float(v))) v = common::from_bits16<T>(nans[seen++ % 4]);
+  size_t seen = 0;
+  for (T& v : x) {
+    if (!std::isnan(common::to_float(v))) continue;
+    if constexpr (sizeof(T) == 2) {
+      constexpr bool kHalf = std::is_same_v<T, __half>;
+      const uint16_t nans[] = {kHalf ? uint16_t{0x7E00} : uint16_t{0x7FC0},
+                               kHalf ? uint16_t{0xFE00} : uint16_t{0xFFC0},
+                               kHalf ? uint16_t{0x7C01} : uint16_t{0x7F81},
+                               kHalf ? uint16_t{0xFC01} : uint16_t{0xFF81}, uint16_t{0xFFFF}};
+      v = common::from_bits16<T>(nans[seen++ % 5]);
+    } else {
+      const uint32_t nans[] = {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFF800001u, 0xFFFFFFFFu};
+      std::memcpy(&v, &nans[seen++ % 5], sizeof v);
+    }
   }
   return x;
 }

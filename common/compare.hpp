@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -97,6 +98,33 @@ CheckResult check_close(const std::vector<T>& got, const std::vector<double>& re
       << " elements out of tolerance (max abs error " << max_abs_error(got, ref)
       << "); first:" << first.str();
   return CheckResult::fail(msg.str());
+}
+
+// Bit for bit: got[i] must hold want[i]'s very bits (a -0.0 is not +0.0, a NaN keeps its sign
+// and payload), for outputs that copy input elements. A slot that differs and still holds the
+// poison is reported as never written. Where want[i] has the poison's bits itself (an all-ones
+// NaN) a slot left unwritten cannot be told from a copy, and it holds the right bits either way.
+template <typename T>
+CheckResult check_same_bits(const std::vector<T>& got, const std::vector<T>& want,
+                            const std::string& what) {
+  static_assert(sizeof(T) <= sizeof(uint64_t), "bits are shown as one 64-bit word");
+  if (got.size() != want.size())
+    return CheckResult::fail(what + ": " + std::to_string(got.size()) + " elements, expected " +
+                             std::to_string(want.size()));
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (std::memcmp(&got[i], &want[i], sizeof(T)) == 0) continue;
+    if (is_poison(got[i]))
+      return CheckResult::fail(what + ": element " + std::to_string(i) +
+                               " was never written (still holds the poison pattern)");
+    uint64_t got_bits = 0, want_bits = 0;
+    std::memcpy(&got_bits, &got[i], sizeof(T));
+    std::memcpy(&want_bits, &want[i], sizeof(T));
+    std::ostringstream msg;
+    msg << what << ": element " << i << " is " << to_double(got[i]) << " (bits 0x" << std::hex
+        << got_bits << "), expected " << to_double(want[i]) << " (0x" << want_bits << ")";
+    return CheckResult::fail(msg.str());
+  }
+  return CheckResult::pass();
 }
 
 // Exact comparison of indices (top-k and friends), after the poison check.

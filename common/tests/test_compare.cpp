@@ -2,6 +2,8 @@
 #include "common/compare.hpp"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 using namespace common;
@@ -35,6 +37,27 @@ TEST_CASE("check_indices compares exactly and catches unwritten indices", "[comp
   REQUIRE(check_indices(std::vector<int32_t>{3, 1, 2}, {3, 1, 2}, "idx").ok);
   REQUIRE_FALSE(check_indices(std::vector<int32_t>{3, 2, 1}, {3, 1, 2}, "idx").ok);
   REQUIRE_FALSE(check_indices(std::vector<int32_t>{3, -1, 2}, {3, 1, 2}, "idx").ok);
+}
+
+TEST_CASE("check_same_bits compares bit patterns and catches unwritten slots", "[compare]") {
+  const auto with_bits = [](uint32_t bits) {
+    float v;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+  };
+  const float quiet = with_bits(0x7FC00000u), payload = with_bits(0x7FC00001u);
+  const float all_ones = with_bits(0xFFFFFFFFu);  // a NaN, and the poison pattern
+  const std::vector<float> want{1.0f, -0.0f, quiet, all_ones};
+  REQUIRE(check_same_bits(want, want, "v").ok);
+  // Equal as numbers, different as bits.
+  REQUIRE_FALSE(check_same_bits(std::vector<float>{1.0f, 0.0f, quiet, all_ones}, want, "v").ok);
+  REQUIRE_FALSE(check_same_bits(std::vector<float>{1.0f, -0.0f, payload, all_ones}, want, "v").ok);
+  // A slot left as the poison: unwritten, unless the input itself had those bits.
+  const auto unwritten =
+      check_same_bits(std::vector<float>{1.0f, -0.0f, all_ones, all_ones}, want, "v");
+  REQUIRE_FALSE(unwritten.ok);
+  REQUIRE(unwritten.message.find("element 2 was never written") != std::string::npos);
+  REQUIRE_FALSE(check_same_bits(std::vector<float>{1.0f}, want, "v").ok);
 }
 
 TEST_CASE("max_abs_error is the largest elementwise difference over finite references",
