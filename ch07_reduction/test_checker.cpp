@@ -31,6 +31,19 @@ TEST_CASE("the checker rejects an off-by-one tail", "[ch07_reduction][checker]")
   }
 }
 
+TEST_CASE("the checker rejects a read past the input (guard canaries)",
+          "[ch07_reduction][checker]") {
+  // The element past the end lies in the input's guard zone, inside the same allocation (no
+  // sanitizer sees the read), and its canary bytes make a float of about 1e36, far beyond any
+  // error bound. Misaligned by 3, the zone also starts off a 16-byte boundary.
+  for (size_t n : {size_t{1}, size_t{33}, size_t{1025}, (size_t{1} << 20) + 3}) {
+    INFO("n = " << n);
+    const auto x = common::gen::uniform(n, n + 7, 0.0f, 1.0f);
+    REQUIRE_FALSE(check::check_reduction(wrong::reads_past_input(), x).ok);
+    REQUIRE_FALSE(check::check_reduction(wrong::reads_past_input(), x, 3).ok);
+  }
+}
+
 TEST_CASE("the checker rejects a write past the output (guard canaries)", "[ch07_reduction][checker]") {
   const auto result = check::check_reduction(wrong::writes_past_output(), common::gen::normal(1000, 3));
   REQUIRE_FALSE(result.ok);

@@ -20,8 +20,8 @@ __global__ void warp0_only_kernel(const float* x, int64_t n, float* out) {
   if (threadIdx.x == 0) out[0] = sum;
 }
 
-// One block, correct tree, but the loop bound drops the last element. With `extra_store`
-// the sum is complete and thread 0 also writes one element past the output.
+// One block, correct tree, summing the first `count` elements: n - 1 drops the last one, n + 1
+// reads one past the end. With `extra_store` thread 0 also writes one element past the output.
 __global__ void block_sum_kernel(const float* x, int64_t n, int64_t count, float* out,
                                  bool extra_store) {
   float sum = 0.0f;
@@ -117,6 +117,13 @@ check::Reduction<float> misses_cross_warp_step() {
 check::Reduction<float> drops_last_element() {
   return make("drops_last_element", check::Op::Sum, [](const float* x, int64_t n, float* out) {
     block_sum_kernel<<<1, kBlock>>>(x, n, n - 1, out, false);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+check::Reduction<float> reads_past_input() {
+  return make("reads_past_input", check::Op::Sum, [](const float* x, int64_t n, float* out) {
+    block_sum_kernel<<<1, kBlock>>>(x, n, n + 1, out, false);
     CUDA_CHECK_LAUNCH();
   });
 }

@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <exception>
 #include <sstream>
 #include <stdexcept>
@@ -36,11 +35,6 @@ std::vector<V> pick_rows(const std::vector<V>& all, int64_t rows, int64_t cols,
     picked.insert(picked.end(), all.begin() + r * cols, all.begin() + (r + 1) * cols);
   }
   return picked;
-}
-
-template <typename T>
-bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
 }
 
 // Runs `launch`, turning exceptions and asynchronous CUDA errors into a failed result.
@@ -104,8 +98,7 @@ common::CheckResult check_forward(const ForwardRun<T>& run, Op op, const std::ve
     if (!result.ok) return result;
     got = out.download();
     result.and_then(common::check_guards(out, "y"));
-    if (!same_bytes(in.download(), x))
-      result.and_then(common::CheckResult::fail("the input x was modified"));
+    result.and_then(common::check_unchanged(in, x, "the input x"));
   }
   if (!result.ok) return result;
   // Every element written, including the rows not compared.
@@ -168,8 +161,7 @@ common::CheckResult check_backward(const BackwardRun<T>& run, const std::vector<
     got = dx_dev.download();
     result.and_then(common::check_guards(
         dx_dev, placement.dx_on_y ? "dx (in place on y)" : "dx (in place on dy)"));
-    if (placement.dx_on_y && !same_bytes(dy_dev.download(), dy))
-      result.and_then(common::CheckResult::fail("the input dy was modified"));
+    if (placement.dx_on_y) result.and_then(common::check_unchanged(dy_dev, dy, "the input dy"));
   } else {
     const size_t dx_misalign = placement.dx_misalign >= 0
                                    ? static_cast<size_t>(placement.dx_misalign)
@@ -180,11 +172,10 @@ common::CheckResult check_backward(const BackwardRun<T>& run, const std::vector<
     if (!result.ok) return result;
     got = dx_dev.download();
     result.and_then(common::check_guards(dx_dev, "dx"));
-    if (!same_bytes(dy_dev.download(), dy))
-      result.and_then(common::CheckResult::fail("the input dy was modified"));
+    result.and_then(common::check_unchanged(dy_dev, dy, "the input dy"));
   }
-  if (!(placement.in_place && placement.dx_on_y) && !same_bytes(y_dev.download(), y))
-    result.and_then(common::CheckResult::fail("the input y was modified"));
+  if (!(placement.in_place && placement.dx_on_y))
+    result.and_then(common::check_unchanged(y_dev, y, "the input y"));
   if (!result.ok) return result;
   return compare_backward(y, dy, got, rows, cols);
 }

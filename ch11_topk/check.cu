@@ -89,7 +89,7 @@ common::CheckResult check_topk(const TopKLauncher<T>& launch, const std::vector<
                                           where + "values (the input elements at the indices)"));
   result.and_then(common::check_guards(values, where + "values"));
   result.and_then(common::check_guards(indices, where + "indices"));
-  result.and_then(common::check_guards(input, where + "input (written by the kernel)"));
+  result.and_then(common::check_unchanged(input, x, where + "input"));
   return result;
 }
 
@@ -149,6 +149,7 @@ common::CheckResult check_softmax_topk(const SoftmaxTopKLauncher<T>& launch,
   result.and_then(common::check_guards(indices, where + "indices"));
   result.and_then(common::check_guards(probs, where + "probs"));
   result.and_then(common::check_guards(lse, where + "lse"));
+  result.and_then(common::check_unchanged(input, x, where + "input"));
   return result;
 }
 

@@ -148,11 +148,23 @@ CheckResult check_indices(const std::vector<I>& got, const std::vector<int64_t>&
   return CheckResult::pass();
 }
 
-// Guard zones of a GuardedBuffer: a failure means a write past either end of the output.
+// Guard zones of a GuardedBuffer: a failure means a write past either end of the buffer.
 template <typename T>
 CheckResult check_guards(const GuardedBuffer<T>& buffer, const std::string& what) {
   if (buffer.guards_intact()) return CheckResult::pass();
-  return CheckResult::fail(what + ": a guard canary changed: something wrote outside the output");
+  return CheckResult::fail(what + ": a guard canary changed: something wrote outside the buffer");
+}
+
+// An input after the run: its guard zones intact and every element as uploaded, byte for byte.
+template <typename T>
+CheckResult check_unchanged(const GuardedBuffer<T>& buffer, const std::vector<T>& uploaded,
+                            const std::string& what) {
+  CheckResult result = check_guards(buffer, what);
+  const std::vector<T> after = buffer.download();
+  if (after.size() != uploaded.size() ||
+      (!after.empty() && std::memcmp(after.data(), uploaded.data(), after.size() * sizeof(T)) != 0))
+    result.and_then(CheckResult::fail(what + " was modified"));
+  return result;
 }
 
 }  // namespace common

@@ -72,9 +72,12 @@ class DeviceBuffer {
 // a NaN whose bit pattern the GPU never produces itself (its NaNs are 0x7FFF...), and every index
 // -1, so an element still holding it was never written.
 inline constexpr unsigned char kPoisonByte = 0xFF;
-// The byte of the guard zones around a guarded buffer; a kernel that writes past either end of
-// its output changes them.
-inline constexpr unsigned char kCanaryByte = 0xA5;
+// The byte of the guard zones around a guarded buffer. A kernel that writes past either end of
+// its output changes them; one that reads past either end of its input takes in a value that
+// spoils its result: 0x7B makes a float or a bf16 about 1.3e36 and a half 61280, far above the
+// test data, so a sum, a maximum, a row's statistics or a top-k that includes one goes wrong
+// (a byte such as 0xA5, a float of -2.9e-16, would vanish into a sum unseen).
+inline constexpr unsigned char kCanaryByte = 0x7B;
 
 // `size()` elements with guard zones of kGuardBytes on both sides, optionally shifted by
 // `misalign` elements from a 256-byte boundary so that kernels meet unaligned pointers.
