@@ -23,19 +23,23 @@ enum class Data {
               // standard deviation 1: the data on which E[x²] − E[x]² cancels catastrophically
   HugeMean,   // mean 2e19, standard deviation 1e16 (float only, LayerNorm only): finite rows
               // whose mean squared overflows float, as an empty set's merge once computed
-  ConstantRows,  // every even row constant (0 among the constants): variance exactly 0
+  ConstantRows,  // every even row constant, row 2 all zeros (for the fused add, r = x + residual
+                 // is constant there too, row 0 all zeros): variance exactly 0
   NonFinite,     // normal rows, but row 0 holds a NaN, row 1 a +inf, row 2 a −inf
 };
 const char* data_name(Data data);
 
-// Misalignment, in elements, of each device buffer from a 256-byte boundary, and whether the
-// output overwrites the input (y == x; then y's misalignment is x's).
+// Misalignment, in elements, of each device buffer from a 256-byte boundary, whether the
+// output overwrites the input (y == x; then y's misalignment is x's), and whether the run asks
+// for the statistics (without: mean and rstd are nullptr, which norm.h allows, and only y and
+// the fused add's residual are compared).
 struct Placement {
   size_t x = 0;
   size_t y = 0;
   size_t residual = 0;
   size_t params = 0;  // γ and β
   bool in_place = false;
+  bool statistics = true;
 };
 std::string describe(const Placement& p);
 
@@ -103,8 +107,9 @@ using AddRmsNormRun = std::function<void(const T* x, T* residual, const T* gamma
 // for those rows): every element written and within its bound, NaN where the reference is NaN,
 // and for LayerNorm (e.mean filled) a non-finite mean or rstd where the reference's is
 // non-finite. mean is compared for LayerNorm only, residual (x + residual, written back) for the
-// fused add only (e.residual filled). The comparison check_* make after their run; the
-// benchmark's check of its first and last rows. `what` starts every message.
+// fused add only (e.residual filled); an empty mean or rstd is not compared (a run that did not
+// ask for it). The comparison check_* make after their run; the benchmark's check of its first
+// and last rows. `what` starts every message.
 template <typename T>
 common::CheckResult compare_outputs(const Expected& e, const std::vector<T>& y,
                                     const std::vector<float>& mean, const std::vector<float>& rstd,

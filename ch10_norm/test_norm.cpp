@@ -71,6 +71,14 @@ const Placement& in_place_placement(int index) {
   return kInPlace[index / 4 % 2];
 }
 
+// Without the statistics (mean and rstd nullptr, which norm.h allows), misaligned: another
+// fourth of the shapes runs once more this way, so that a kernel storing them unconditionally
+// faults here.
+const Placement kWithoutStatistics = {1, 1, 1, 1, false, false};
+bool also_without_statistics(int index) {
+  return index % 4 == 2;
+}
+
 // Rows with a mean far above their spread, constant rows, NaN and inf: three lengths each (warp
 // per row, block per row, and the longest row a version takes). With huge_mean (LayerNorm in
 // float) also finite rows whose mean squared overflows float.
@@ -124,6 +132,8 @@ void check_layernorm_version(LayerNormVersion v, int64_t max_n) {
       REQUIRE_CHECK(
           check::check_layernorm<T>(name, layernorm_run<T>(v), p, e, in_place_placement(index)));
     }
+    if (also_without_statistics(index))
+      REQUIRE_CHECK(check::check_layernorm<T>(name, layernorm_run<T>(v), p, e, kWithoutStatistics));
     ++index;
   }
   for (auto [data, n] : special_cases(max_n, std::is_same_v<T, float>)) {
@@ -148,6 +158,8 @@ void check_rmsnorm_version(RmsNormVersion v, int64_t max_n) {
       REQUIRE_CHECK(
           check::check_rmsnorm<T>(name, rmsnorm_run<T>(v), p, e, in_place_placement(index)));
     }
+    if (also_without_statistics(index))
+      REQUIRE_CHECK(check::check_rmsnorm<T>(name, rmsnorm_run<T>(v), p, e, kWithoutStatistics));
     ++index;
   }
   for (auto [data, n] : special_cases(max_n)) {
@@ -172,6 +184,10 @@ void check_add_rmsnorm_version(RmsNormVersion v, int64_t max_n) {
     if (also_in_place(index)) {
       REQUIRE_CHECK(check::check_add_rmsnorm<T>(name, add_rmsnorm_run<T>(v), p, e,
                                                 in_place_placement(index)));
+    }
+    if (also_without_statistics(index)) {
+      REQUIRE_CHECK(
+          check::check_add_rmsnorm<T>(name, add_rmsnorm_run<T>(v), p, e, kWithoutStatistics));
     }
     ++index;
   }
