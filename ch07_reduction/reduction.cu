@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <type_traits>
 
 namespace reduction {
@@ -327,6 +328,9 @@ void reduce_final(const char* who, const T* x, int64_t n, float identity, float*
   CHECK_ARG_FOR(who, out != nullptr, "out is null");
   CHECK_ARG_FOR(who, workspace != nullptr,
                 "workspace is null: allocate workspace_bytes(Version::Final, n)");
+  CHECK_ARG_FOR(
+      who, reinterpret_cast<uintptr_t>(workspace) % alignof(float) == 0,
+      "workspace must be 4-byte aligned (it holds a counter and floats), got " << workspace);
   with_final_depth<T>(n, [&](auto depth) {
     launch_final<T, Op, depth>(x, n, identity, out, workspace, stream);
   });
@@ -436,6 +440,8 @@ void sum(Version v, const float* x, int64_t n, float* out, void* workspace, cuda
     case Version::FirstAdd:
     case Version::WarpShuffle:
       CHECK_ARG(workspace != nullptr, "workspace is null: allocate workspace_bytes(v, n)");
+      CHECK_ARG(reinterpret_cast<uintptr_t>(workspace) % alignof(float) == 0,
+                "workspace must be 4-byte aligned (it holds floats), got " << workspace);
       sum_in_passes(v, x, n, out, workspace, stream);
       return;
   }

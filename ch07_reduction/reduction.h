@@ -41,9 +41,10 @@ struct FinalLaunch {
 };
 FinalLaunch final_float_sum_launch(int64_t n);
 
-// Scratch memory a version needs for n elements. Allocate it once, zero-filled (the final
-// version keeps a counter there that each launch returns to zero); reuse it for every call with
-// at most that many elements, one call at a time.
+// Scratch memory a version needs for n elements. Allocate it once, 4-byte aligned (as
+// cudaMalloc's memory is) and zero-filled (the final version keeps a counter there that each
+// launch returns to zero); reuse it for every call with at most that many elements, one call at
+// a time.
 size_t workspace_bytes(Version v, int64_t n);
 
 // out[0] = x[0] + ... + x[n-1] with the given version. Versions 1 to 6 take float input only.

@@ -223,10 +223,15 @@ TEST_CASE("bad arguments are rejected with a clear error", "[ch07_reduction][arg
                              "sum: x is null");
     REQUIRE_INVALID_ARGUMENT(reduction::sum(v, x.data(), 16, nullptr, ws.data()),
                              "sum: out is null");
-    if (v != Version::Atomic)
+    if (v != Version::Atomic) {
       REQUIRE_INVALID_ARGUMENT(reduction::sum(v, x.data(), 16, out.data(), nullptr),
                                "sum: workspace is null");
+      REQUIRE_INVALID_ARGUMENT(reduction::sum(v, x.data(), 16, out.data(), ws.data() + 2),
+                               "sum: workspace must be 4-byte aligned");
+    }
   }
+  REQUIRE_INVALID_ARGUMENT(reduction::sum(x16.data(), 16, out.data(), ws.data() + 1),
+                           "sum: workspace must be 4-byte aligned");
   REQUIRE_INVALID_ARGUMENT(reduction::max(x.data(), -5, out.data(), ws.data()),
                            "max: n must be >= 0");
   REQUIRE_INVALID_ARGUMENT(reduction::sum(x16.data(), 16, nullptr, ws.data()), "sum: out is null");
