@@ -41,7 +41,8 @@ int max_k(Version v) {
 }
 
 bool supports(Version v, int64_t M, int64_t N, int k, int elem_bytes) {
-  if (k > max_k(v)) return false;
+  check_elem_bytes(__func__, elem_bytes);
+  if (!shape_error(M, N, k, max_k(v)).empty()) return false;
   if (v != Version::ClusterRow) return true;
   return M <= 65535 && N <= cluster_row_max_n(elem_bytes) && common::device_properties().major >= 9;
 }
@@ -65,12 +66,15 @@ int split_chunks(int64_t M, int64_t N) {
 }
 
 size_t workspace_bytes(int64_t M, int64_t N, int k, int chunks) {
+  check_shape(__func__, M, N, k, kMaxK);
   check_chunks(__func__, chunks);
   if (chunks == 0) chunks = split_chunks(M, N);
   return detail::split_workspace_bytes(M, k, chunks);
 }
 
 Plan choose_plan(int64_t M, int64_t N, int k, int elem_bytes) {
+  check_shape(__func__, M, N, k, kMaxK);
+  check_elem_bytes(__func__, elem_bytes);
   // TODO 6 (about 10 lines; checked by [ch11_topk][dispatch]):
   //   Choose the version for this problem; the plan must be valid for every 1 <= k <= 1024 and
   //   its chunks must not exceed split_chunks(M, N) (the dispatcher's workspace is sized by

@@ -709,6 +709,25 @@ TEST_CASE("bad arguments are reported", "[ch11_topk][arguments]") {
   // M = 0 is a valid, empty problem: no pointer is needed, nor checked.
   REQUIRE_NOTHROW(topk::topk_filtered<float>(nullptr, 0, 10, 1, 1, nullptr, nullptr, nullptr));
   REQUIRE_NOTHROW(topk::topk_filtered(odd_x, 0, 10, 1, 1, odd_values, indices.data(), nullptr));
+  // The queries check what the launches check: sizes and k, and an element size of 2 or 4.
+  REQUIRE_INVALID_ARGUMENT(topk::workspace_bytes(1, 1000, -1, 2), "k must be >= 1");
+  REQUIRE_INVALID_ARGUMENT(topk::workspace_bytes(-3, 1000, 5, 2), "M must be >= 0");
+  REQUIRE_INVALID_ARGUMENT(topk::workspace_bytes(int64_t{1} << 62, 1000, 50), "M must be < 2^31");
+  REQUIRE_INVALID_ARGUMENT(topk::workspace_bytes(1, 100, topk::kMaxK + 1),
+                           "is larger than the row length");
+  REQUIRE_INVALID_ARGUMENT(topk::choose_plan(1, 1000, 1, 0), "elem_bytes must be 2");
+  REQUIRE_INVALID_ARGUMENT(topk::choose_plan(1, 10, 11, 4), "is larger than the row length");
+  for (topk::Version v : topk::kAllVersions) {
+    INFO(topk::version_name(v));
+    REQUIRE_INVALID_ARGUMENT(topk::supports(v, 1, 100, 1, 0), "elem_bytes must be 2");
+    REQUIRE_INVALID_ARGUMENT(topk::supports(v, 1, 100, 1, 3), "elem_bytes must be 2");
+    REQUIRE_FALSE(topk::supports(v, 1, 10, 20, 4));                    // k > N
+    REQUIRE_FALSE(topk::supports(v, 1, 10, 0, 4));                     // k < 1
+    REQUIRE_FALSE(topk::supports(v, -1, 100, 5, 4));                   // M < 0
+    REQUIRE_FALSE(topk::supports(v, 1, int64_t{3} << 30, 5, 2));       // N >= 2^31
+    REQUIRE_FALSE(topk::supports(v, 1, 2000, topk::max_k(v) + 1, 4));  // over max_k
+  }
+  REQUIRE(topk::cluster_row_max_n(0) == 0);
 }
 
 TEST_CASE("M * N > 2^31: bf16 logits of 16777 x 128256", "[ch11_topk][dispatch][large]") {

@@ -42,7 +42,7 @@ struct Plan {
   int chunks;
 };
 // TODO 6 (dispatch.cu): the dispatcher's choice for an [M, N] problem of `elem_bytes`-byte
-// elements.
+// elements (2 or 4); sizes and k as above, k <= kMaxK.
 Plan choose_plan(int64_t M, int64_t N, int k, int elem_bytes);
 // Blocks per row that fill the GPU for M rows without making chunks too short to filter.
 int split_chunks(int64_t M, int64_t N);
@@ -55,6 +55,7 @@ constexpr int kMaxChunks = 1024;
 // that every launch returns to zero. Reuse it for calls of the same M, k and chunks, one call at a
 // time; zero it again before a call with another shape (that call's counters may lie where the
 // previous layout kept candidates).
+// The sizes and k are checked as a launch checks them (k <= kMaxK).
 size_t workspace_bytes(int64_t M, int64_t N, int k, int chunks = 0);
 
 // One version. SplitRow uses split_chunks(M, N) blocks per row.
@@ -91,12 +92,14 @@ void softmax_topk(const T* x, int64_t M, int64_t N, int k, float temperature, in
 template <typename T>
 void topk_cluster_row(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
                       cudaStream_t stream = nullptr);
-// The longest row version 4b holds: 16 blocks of 512 threads, 4 packs of 16 bytes each.
+// The longest row version 4b holds: 16 blocks of 512 threads, 4 packs of 16 bytes each (0 for
+// an element size the chapter does not instantiate).
 constexpr int64_t cluster_row_max_n(int elem_bytes) {
-  return int64_t{16} * 512 * 4 * (16 / elem_bytes);
+  return elem_bytes == 2 || elem_bytes == 4 ? int64_t{16} * 512 * 4 * (16 / elem_bytes) : 0;
 }
-// Whether a version runs an [M, N] problem of `elem_bytes`-byte elements with this k here (version
-// 4b needs sm_90 and rows that fit one cluster; every version has its max_k).
+// Whether a version runs an [M, N] problem of `elem_bytes`-byte elements (2 or 4, else
+// std::invalid_argument) with this k here: false for sizes outside the limits above, for k over
+// the version's max_k, and for version 4b without sm_90 or with rows that do not fit one cluster.
 bool supports(Version v, int64_t M, int64_t N, int k, int elem_bytes);
 
 // The launchers of versions 1 and 2 (called by topk(Version, ...)).

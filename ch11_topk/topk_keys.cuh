@@ -250,6 +250,34 @@ __device__ __forceinline__ void write_slot(const T* row, uint64_t c, T* values, 
 
 namespace topk {
 
+// What is wrong with the sizes of an [M, N] problem and its k (topk.h's limits, and k_limit
+// for the version), or an empty string when nothing is.
+inline std::string shape_error(int64_t M, int64_t N, int k, int k_limit) {
+  if (M < 0) return "M must be >= 0, got " + std::to_string(M);
+  if (M > 0x7FFFFFFF) return "M must be < 2^31, got " + std::to_string(M);
+  if (N < 1) return "N must be >= 1, got " + std::to_string(N);
+  if (N > 0x7FFFFFFF)
+    return "N must be < 2^31 (indices are 32-bit inside the kernels), got " + std::to_string(N);
+  if (k < 1) return "k must be >= 1, got " + std::to_string(k);
+  if (k > N)
+    return "k = " + std::to_string(k) + " is larger than the row length N = " + std::to_string(N);
+  if (k > k_limit)
+    return "k = " + std::to_string(k) + " exceeds this version's limit of " +
+           std::to_string(k_limit);
+  return {};
+}
+inline void check_shape(const char* who, int64_t M, int64_t N, int k, int k_limit) {
+  const std::string error = shape_error(M, N, k, k_limit);
+  if (!error.empty()) common::throw_bad_argument(who, error);
+}
+
+// The element sizes the chapter instantiates: 2 (half, bf16) and 4 (float).
+inline void check_elem_bytes(const char* who, int elem_bytes) {
+  if (elem_bytes != 2 && elem_bytes != 4)
+    common::throw_bad_argument(
+        who, "elem_bytes must be 2 (half, bf16) or 4 (float), got " + std::to_string(elem_bytes));
+}
+
 // The checks every launcher makes; `who` names the caller in the message. `outputs` are the
 // launcher's other pointers (values, probabilities), checked for alignment with x and indices:
 // the kernels' 16-byte loads start at a whole element, and a pointer between two elements
@@ -258,17 +286,7 @@ template <typename T, typename... Outputs>
 void check_problem(const char* who, const T* x, int64_t M, int64_t N, int k, const int64_t* indices,
                    int k_limit, const Outputs*... outputs) {
   auto fail = [&](const std::string& what) { common::throw_bad_argument(who, what); };
-  if (M < 0) fail("M must be >= 0, got " + std::to_string(M));
-  if (M > 0x7FFFFFFF) fail("M must be < 2^31, got " + std::to_string(M));
-  if (N < 1) fail("N must be >= 1, got " + std::to_string(N));
-  if (N > 0x7FFFFFFF)
-    fail("N must be < 2^31 (indices are 32-bit inside the kernels), got " + std::to_string(N));
-  if (k < 1) fail("k must be >= 1, got " + std::to_string(k));
-  if (k > N)
-    fail("k = " + std::to_string(k) + " is larger than the row length N = " + std::to_string(N));
-  if (k > k_limit)
-    fail("k = " + std::to_string(k) + " exceeds this version's limit of " +
-         std::to_string(k_limit));
+  check_shape(who, M, N, k, k_limit);
   if (M > 0 && (x == nullptr || indices == nullptr)) fail("x and indices must not be null");
   if (M > 0 && !common::elements_aligned(x, indices, outputs...))
     fail(
