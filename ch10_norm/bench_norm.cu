@@ -169,6 +169,7 @@ int main(int argc, char** argv) {
       "bench_norm: LayerNorm, RMSNorm and fused add+RMSNorm, every version and the dispatchers.\n"
       "Sizes are MxN (rows x row length); default: 4096x4096,16384x1024,4096x8192,1024x16384,\n"
       "16384x4096,1x8192,32x8192. Dtypes: fp32, bf16, fp16 (default: fp32,bf16).");
+  const std::vector<Shape> shapes = parse_shapes(args.sizes);  // a bad entry exits before the table
   common::BenchArgs selected = args;
   if (selected.dtypes.empty()) selected.dtypes = {"fp32", "bf16"};
   common::BenchTable table("bench_norm", selected);
@@ -185,7 +186,7 @@ int main(int argc, char** argv) {
       });
       table.add(floor);
     }
-    for (const Shape& shape : parse_shapes(args.sizes)) {
+    for (const Shape& shape : shapes) {
       bench_dtype<float>(selected, table, shape);
       bench_dtype<__nv_bfloat16>(selected, table, shape);
       bench_dtype<__half>(selected, table, shape);

@@ -21,11 +21,17 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
-bool matches_any(const std::vector<std::string>& filters, const std::string& name) {
+// Records every filter that matches, not only the first: each is then known to select something.
+bool matches_any(const std::vector<std::string>& filters, const std::string& name,
+                 const std::string& option, std::set<std::string>& matched) {
   if (filters.empty()) return true;
+  bool any = false;
   for (const auto& f : filters)
-    if (name.find(f) != std::string::npos) return true;
-  return false;
+    if (name.find(f) != std::string::npos) {
+      matched.insert(option + "=" + f);
+      any = true;
+    }
+  return any;
 }
 
 // The whole of `text` as a non-negative decimal number, or nothing.
@@ -36,6 +42,16 @@ std::optional<int64_t> whole_number(const std::string& text) {
   return std::stoll(text);
 }
 
+// An option's comma-separated list; an empty one (--sizes=) would silently mean the defaults.
+std::vector<std::string> nonempty_list(const std::string& option, const std::string& text) {
+  std::vector<std::string> items = split_list(text);
+  if (items.empty()) {
+    std::cerr << option << " needs at least one entry (leave the option out for the defaults)\n";
+    std::exit(2);
+  }
+  return items;
+}
+
 [[noreturn]] void bad_size(const std::string& text, const std::string& expected) {
   std::cerr << "bad --sizes entry '" << text << "': expected " << expected << "\n";
   std::exit(2);
@@ -43,8 +59,21 @@ std::optional<int64_t> whole_number(const std::string& text) {
 
 }  // namespace
 
-bool BenchArgs::wants_version(const std::string& name) const { return matches_any(versions, name); }
-bool BenchArgs::wants_dtype(const std::string& name) const { return matches_any(dtypes, name); }
+bool BenchArgs::wants_version(const std::string& name) const {
+  return matches_any(versions, name, "--versions", *matched_);
+}
+bool BenchArgs::wants_dtype(const std::string& name) const {
+  return matches_any(dtypes, name, "--dtypes", *matched_);
+}
+std::vector<std::string> BenchArgs::unmatched_filters() const {
+  std::vector<std::string> unmatched;
+  for (const auto& [option, filters] :
+       {std::pair{"--versions", &versions}, std::pair{"--dtypes", &dtypes}})
+    for (const auto& f : *filters)
+      if (!matched_->count(std::string(option) + "=" + f))
+        unmatched.push_back(std::string(option) + " entry '" + f + "'");
+  return unmatched;
+}
 
 BenchArgs parse_bench_args(int argc, char** argv, const std::string& usage) {
   BenchArgs args;
@@ -65,11 +94,11 @@ BenchArgs parse_bench_args(int argc, char** argv, const std::string& usage) {
     } else if (arg == "--csv") {
       args.csv = true;
     } else if (auto sizes = value_of("--sizes")) {
-      args.sizes = split_list(*sizes);
+      args.sizes = nonempty_list("--sizes", *sizes);
     } else if (auto versions = value_of("--versions")) {
-      args.versions = split_list(*versions);
+      args.versions = nonempty_list("--versions", *versions);
     } else if (auto dtypes = value_of("--dtypes")) {
-      args.dtypes = split_list(*dtypes);
+      args.dtypes = nonempty_list("--dtypes", *dtypes);
     } else {
       std::cerr << "unknown option '" << arg << "' (try --help)\n";
       std::exit(2);
@@ -95,12 +124,14 @@ MatrixSize parse_matrix_size(const std::string& text) {
                                                              : whole_number(text.substr(0, x));
   const std::optional<int64_t> cols = x == std::string::npos ? std::nullopt
                                                              : whole_number(text.substr(x + 1));
-  if (!rows || !cols || *cols < 1) bad_size(text, "ROWSxCOLS with COLS >= 1, e.g. 4096x8192");
+  constexpr int64_t kMaxElements = int64_t{1} << 40;
+  if (!rows || !cols || *cols < 1 || *rows > kMaxElements / *cols)
+    bad_size(text, "ROWSxCOLS with COLS >= 1 and at most 2^40 elements, e.g. 4096x8192");
   return {*rows, *cols};
 }
 
 BenchTable::BenchTable(std::string title, const BenchArgs& args)
-    : title_(std::move(title)), csv_(args.csv), copy_gbs_(copy_bandwidth_gbs()) {
+    : title_(std::move(title)), args_(args), csv_(args.csv), copy_gbs_(copy_bandwidth_gbs()) {
   if (csv_) {
     std::printf("benchmark,version,shape,dtype,median_us,min_us,max_us,runs,gb_per_s,"
                 "pct_of_copy,vendor_us,speedup_vs_vendor\n");
@@ -116,6 +147,7 @@ BenchTable::BenchTable(std::string title, const BenchArgs& args)
 }
 
 void BenchTable::add(BenchRow row) {
+  ++rows_;
   const double gbs = row.bytes / (row.timing.median_us * 1e3);
   const double pct = 100.0 * gbs / copy_gbs_;
   const double speedup = row.vendor_us ? *row.vendor_us / row.timing.median_us : 0.0;
@@ -149,6 +181,10 @@ int BenchTable::run(const std::function<void()>& rows) {
     std::fprintf(stderr, "%s: %s\n", title_.c_str(), e.what());
     return 1;
   }
+  for (const std::string& filter : args_.unmatched_filters())
+    std::fprintf(stderr, "%s: %s selected nothing (a misspelling, or nothing of it runs here)\n",
+                 title_.c_str(), filter.c_str());
+  if (rows_ == 0) std::fprintf(stderr, "%s: no row was selected\n", title_.c_str());
   return exit_status();
 }
 
@@ -178,6 +214,7 @@ void BenchTable::add_wrong(const std::string& version, const std::string& shape,
                            const std::string& dtype, const std::string& why) {
   std::string line = why;  // checker messages list the first bad elements on lines of their own
   std::replace(line.begin(), line.end(), '\n', ' ');
+  ++rows_;
   std::printf("%s%s %s %s: WRONG RESULT (%s), not timed\n", csv_ ? "# " : "", version.c_str(),
               shape.c_str(), dtype.c_str(), line.c_str());
   std::fflush(stdout);

@@ -8,7 +8,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,17 +24,25 @@ struct BenchArgs {
 
   bool wants_version(const std::string& name) const;
   bool wants_dtype(const std::string& name) const;
+  // The --versions and --dtypes entries that no name asked about matched (a misspelling, or a
+  // version or dtype the benchmark does not run at these sizes). Copies of the arguments share
+  // what they have matched.
+  std::vector<std::string> unmatched_filters() const;
+
+ private:
+  std::shared_ptr<std::set<std::string>> matched_ = std::make_shared<std::set<std::string>>();
 };
 
-// Parses the common options; prints `usage` and exits 0 on --help, exits 2 on an unknown option.
+// Parses the common options; prints `usage` and exits 0 on --help, exits 2 on an unknown option
+// or an option given an empty list.
 // Exits 1 with the reason when no CUDA device is usable: a benchmark cannot run without one.
 BenchArgs parse_bench_args(int argc, char** argv, const std::string& usage);
 
 // One entry of --sizes as a whole number in [lo, hi]; exits 2 naming the entry otherwise.
 int64_t parse_size_in_range(const std::string& text, int64_t lo, int64_t hi);
 
-// One entry of --sizes as a matrix shape "MxN" (M >= 0 rows, N >= 1 columns, e.g. 4096x8192);
-// exits 2 naming the entry otherwise.
+// One entry of --sizes as a matrix shape "MxN" (M >= 0 rows, N >= 1 columns, e.g. 4096x8192,
+// at most 2^40 elements in all, more than any GPU holds); exits 2 naming the entry otherwise.
 struct MatrixSize {
   int64_t rows;
   int64_t cols;
@@ -72,18 +82,22 @@ class BenchTable {
   void check_then_time(BenchRow row, const std::function<void(cudaStream_t)>& launch,
                        const std::function<CheckResult()>& check,
                        IfRefused if_refused = IfRefused::Wrong);
-  // What main returns: 1 once any row was wrong, so that scripts notice; else 0.
-  int exit_status() const { return any_wrong_ ? 1 : 0; }
+  // What main returns: 1 once any row was wrong, so that scripts notice; 2 when the filters
+  // selected no row at all; else 0.
+  int exit_status() const { return any_wrong_ ? 1 : rows_ == 0 ? 2 : 0; }
   // Runs the benchmark's rows and returns what main returns: exit_status(), or 1 after an
-  // exception (a CUDA error: after a fault nothing more can run), printed with the title.
+  // exception (a CUDA error: after a fault nothing more can run), printed with the title. Each
+  // --versions or --dtypes entry that selected nothing is named on stderr.
   int run(const std::function<void()>& rows);
   double copy_gbs() const { return copy_gbs_; }
 
  private:
   std::string title_;
+  BenchArgs args_;
   bool csv_;
   double copy_gbs_;
   bool any_wrong_ = false;
+  int rows_ = 0;  // rows printed, timed or wrong
 };
 
 }  // namespace common

@@ -20,6 +20,8 @@ class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   explicit DeviceBuffer(size_t count) : count_(count) {
+    CHECK_ARG(count_ <= SIZE_MAX / sizeof(T),
+              count_ << " elements of " << sizeof(T) << " bytes overflow a byte count");
     if (count_ > 0) CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&ptr_), count_ * sizeof(T)));
   }
   explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) { upload(host); }
