@@ -60,4 +60,25 @@ void check_residual_placement(const T* x, const T* residual, const T* y, int64_t
             "written too");
 }
 
+// The per-row statistics are outputs of their own, and γ and β are read by every row: mean and
+// rstd sharing memory with any other buffer (or with each other) would be overwritten or
+// overwrite it, and γ or β sharing memory with y or the residual would change while later rows
+// still read them. Absent buffers (nullptr) share nothing.
+template <typename T>
+void check_side_buffer_placement(const T* x, const T* residual, const T* gamma, const T* beta,
+                                 const T* y, const float* mean, const float* rstd, int64_t rows,
+                                 int64_t n) {
+  const auto matrix = static_cast<size_t>(rows * n) * sizeof(T);
+  const auto params = static_cast<size_t>(n) * sizeof(T);
+  const auto stats = static_cast<size_t>(rows) * sizeof(float);
+  const common::Span xs{x, matrix}, ys{y, matrix}, rs{residual, matrix}, gs{gamma, params},
+      bs{beta, params}, ms{mean, stats}, ss{rstd, stats};
+  CHECK_ARG(!common::overlaps_any(ms, {xs, ys, rs, gs, bs, ss}) &&
+                !common::overlaps_any(ss, {xs, ys, rs, gs, bs}),
+            "mean and rstd must not overlap each other or any other buffer (they are written)");
+  CHECK_ARG(!common::overlaps_any(gs, {ys, rs}) && !common::overlaps_any(bs, {ys, rs}),
+            "gamma and beta must not overlap y or the residual (every row reads them while rows "
+            "are written)");
+}
+
 }  // namespace normalization::detail

@@ -18,8 +18,9 @@
 // row's output NaN (LayerNorm; RMSNorm follows the formula: rstd = 0 for an infinite row) and no
 // other row's.
 // Sizes are 64-bit: any N >= 1, any M >= 0, M·N beyond 2^31. In place, y == x, is supported by
-// every version (the fused add included: y may overwrite x); any other overlap of y with x, and
-// any overlap of the fused add's residual with x or y, is rejected. Every call validates its
+// every version (the fused add included: y may overwrite x); any other overlap of y with x, any
+// overlap of the fused add's residual with x or y, of mean or rstd with any buffer, and of γ or
+// β with y or the residual, is rejected. Every call validates its
 // arguments (std::invalid_argument) and checks its launches (common::CudaError).
 #pragma once
 

@@ -624,6 +624,33 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
         normalization::add_rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), b.data(), nullptr,
                                           b.data() + 4, nullptr, 2, 8, 1e-5f),
         "the residual must not overlap x or y");
+    // The statistics are outputs: they may share memory with no other buffer, nor each other;
+    // gamma and beta, read by every row, may not share memory with an output.
+    common::DeviceBuffer<float> stats(16);
+    REQUIRE_INVALID_ARGUMENT(
+        normalization::layernorm<float>(LayerNormVersion::Dispatch, a.data(), nullptr, nullptr,
+                                        b.data(), a.data() + 60, stats.data(), 2, 32, 1e-5f),
+        "mean and rstd must not overlap");
+    REQUIRE_INVALID_ARGUMENT(
+        normalization::layernorm<float>(LayerNormVersion::Dispatch, a.data(), nullptr, nullptr,
+                                        b.data(), stats.data(), stats.data() + 1, 2, 32, 1e-5f),
+        "mean and rstd must not overlap");
+    REQUIRE_INVALID_ARGUMENT(
+        normalization::rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), nullptr, b.data(),
+                                      b.data() + 63, 2, 32, 1e-5f),
+        "mean and rstd must not overlap");
+    REQUIRE_INVALID_ARGUMENT(
+        normalization::layernorm<float>(LayerNormVersion::Dispatch, a.data(), nullptr,
+                                        b.data() + 40, b.data(), nullptr, nullptr, 2, 32, 1e-5f),
+        "gamma and beta must not overlap y");
+    REQUIRE_INVALID_ARGUMENT(
+        normalization::add_rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), b.data(),
+                                          b.data() + 8, b.data() + 32, nullptr, 1, 32, 1e-5f),
+        "gamma and beta must not overlap y or the residual");
+    // gamma may share memory with x: both are only read.
+    REQUIRE_NOTHROW(normalization::rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), a.data(),
+                                                  b.data(), stats.data(), 2, 32, 1e-5f));
+    CUDA_CHECK(cudaDeviceSynchronize());
     // rows * n beyond 64 bits.
     REQUIRE_INVALID_ARGUMENT(
         normalization::rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), nullptr, b.data(),

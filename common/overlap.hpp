@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
 namespace common {
 
@@ -14,6 +15,32 @@ namespace common {
 inline bool buffers_overlap(const void* a, const void* b, size_t bytes) {
   const auto begin_a = reinterpret_cast<uintptr_t>(a), begin_b = reinterpret_cast<uintptr_t>(b);
   return begin_a < begin_b + bytes && begin_b < begin_a + bytes;
+}
+
+// A buffer of `bytes` bytes at `at`; a null or empty one shares memory with nothing.
+struct Span {
+  const void* at;
+  size_t bytes;
+};
+// Whether two spans share a byte; differences of addresses only, so no end can wrap around.
+inline bool spans_overlap(Span a, Span b) {
+  if (a.at == nullptr || b.at == nullptr || a.bytes == 0 || b.bytes == 0) return false;
+  const auto begin_a = reinterpret_cast<uintptr_t>(a.at),
+             begin_b = reinterpret_cast<uintptr_t>(b.at);
+  return begin_a <= begin_b ? begin_b - begin_a < a.bytes : begin_a - begin_b < b.bytes;
+}
+// Whether `span` shares a byte with any of `others`.
+inline bool overlaps_any(Span span, std::initializer_list<Span> others) {
+  for (const Span& other : others)
+    if (spans_overlap(span, other)) return true;
+  return false;
+}
+// Whether any two of `spans` share a byte.
+inline bool any_two_overlap(std::initializer_list<Span> spans) {
+  for (const Span* a = spans.begin(); a != spans.end(); ++a)
+    for (const Span* b = a + 1; b != spans.end(); ++b)
+      if (spans_overlap(*a, *b)) return true;
+  return false;
 }
 
 // Whether a matrix of rows x cols elements of T (rows >= 0, cols >= 1) has a byte count that fits

@@ -309,6 +309,7 @@ void layernorm(LayerNormVersion v, const T* x, const T* gamma, const T* beta, T*
   CHECK_ARG(x != nullptr && y != nullptr, "x and y must not be null");
   detail::check_element_alignment(x, gamma, beta, y, mean, rstd);
   detail::check_output_placement(x, y, rows * n);
+  detail::check_side_buffer_placement<T>(x, nullptr, gamma, beta, y, mean, rstd, rows, n);
   if (v == LayerNormVersion::Dispatch) v = choose_layernorm_version<T>(rows, n);
   using namespace detail;
   switch (v) {

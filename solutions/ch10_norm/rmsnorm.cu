@@ -343,6 +343,7 @@ void rmsnorm(RmsNormVersion v, const T* x, const T* gamma, T* y, float* rstd, in
   CHECK_ARG(x != nullptr && y != nullptr, "x and y must not be null");
   detail::check_element_alignment(x, gamma, y, rstd);
   detail::check_output_placement(x, y, rows * n);
+  detail::check_side_buffer_placement<T>(x, nullptr, gamma, nullptr, y, nullptr, rstd, rows, n);
   if (v == RmsNormVersion::Dispatch) v = choose_rmsnorm_version<T>(rows, n, false);
   detail::launch<T, false>(v, x, nullptr, gamma, y, rstd, rows, n, eps, stream);
 }
@@ -357,6 +358,7 @@ void add_rmsnorm(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y
   detail::check_element_alignment(x, residual, gamma, y, rstd);
   detail::check_output_placement(x, y, rows * n);
   detail::check_residual_placement(x, residual, y, rows * n);
+  detail::check_side_buffer_placement<T>(x, residual, gamma, nullptr, y, nullptr, rstd, rows, n);
   if (v == RmsNormVersion::Dispatch) v = choose_rmsnorm_version<T>(rows, n, true);
   detail::launch<T, true>(v, x, residual, gamma, y, rstd, rows, n, eps, stream);
 }
