@@ -1112,7 +1112,8 @@ template <typename T, bool kSoftmax>
 void run_filter(const char* who, const T* x, int64_t M, int64_t N, int k, int chunks, float scale,
                 T* values, int64_t* indices, float* probs, float* lse, void* workspace,
                 cudaStream_t stream) {
-  check_problem(who, x, M, N, k, indices, kMaxK, values, probs, lse);
+  check_problem(who, x, M, N, k, indices, kMaxK, values, probs);
+  check_lse(who, lse, x, M, N, k, indices, probs);
   check_chunks(who, chunks);
   if (chunks == 0) chunks = split_chunks(M, N);
   CHECK_ARG_FOR(who, chunks == 1 || workspace != nullptr,

@@ -709,6 +709,26 @@ TEST_CASE("bad arguments are reported", "[ch11_topk][arguments]") {
   // M = 0 is a valid, empty problem: no pointer is needed, nor checked.
   REQUIRE_NOTHROW(topk::topk_filtered<float>(nullptr, 0, 10, 1, 1, nullptr, nullptr, nullptr));
   REQUIRE_NOTHROW(topk::topk_filtered(odd_x, 0, 10, 1, 1, odd_values, indices.data(), nullptr));
+  // No two buffers may share memory: the outputs are written while x is read.
+  REQUIRE_INVALID_ARGUMENT(
+      topk::topk(x.data(), 2, 10, 5, reinterpret_cast<float*>(indices.data() + 4), indices.data(),
+                 nullptr),
+      "must not share memory");
+  REQUIRE_INVALID_ARGUMENT(topk::topk(x.data(), 2, 10, 5, x.data() + 19, indices.data(), nullptr),
+                           "must not share memory");
+  REQUIRE_INVALID_ARGUMENT(topk::topk(topk::Version::WarpMerge, x.data(), 2, 10, 5, values.data(),
+                                      reinterpret_cast<int64_t*>(x.data() + 10), nullptr),
+                           "must not share memory");
+  REQUIRE_INVALID_ARGUMENT(topk::softmax_topk(x.data(), 2, 10, 5, 1.0f, 1, indices.data(),
+                                              probs.data(), probs.data() + 9, nullptr),
+                           "lse must not share memory");
+  REQUIRE_INVALID_ARGUMENT(topk::softmax_topk(x.data(), 2, 10, 5, 1.0f, 1, indices.data(),
+                                              x.data() + 10, nullptr, nullptr),
+                           "must not share memory");
+  // Side by side is fine: lse right after probs, in the same allocation.
+  REQUIRE_NOTHROW(topk::softmax_topk(x.data(), 2, 10, 5, 1.0f, 1, indices.data(), probs.data(),
+                                     probs.data() + 10, nullptr));
+  CUDA_CHECK(cudaDeviceSynchronize());
   // The queries check what the launches check: sizes and k, and an element size of 2 or 4.
   REQUIRE_INVALID_ARGUMENT(topk::workspace_bytes(1, 1000, -1, 2), "k must be >= 1");
   REQUIRE_INVALID_ARGUMENT(topk::workspace_bytes(-3, 1000, 5, 2), "M must be >= 0");

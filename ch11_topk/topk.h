@@ -9,8 +9,9 @@
 //   - -0.0 and +0.0 are equal (a tie, lower index first); `values` holds the input's own bits.
 // All pointers are device pointers: values and indices are [M, k] row-major. 1 <= k <= N (and
 // k <= max_k(version)); N < 2^31; 0 <= M < 2^31 (M = 0 does nothing); M * N may exceed 2^31.
-// Pointers may start at any element (no 16-byte alignment needed), not between two elements. Calls
-// validate their arguments (std::invalid_argument) and check their launches (common::CudaError).
+// Pointers may start at any element (no 16-byte alignment needed), not between two elements; no
+// two of x and the outputs may share memory. Calls validate their arguments
+// (std::invalid_argument) and check their launches (common::CudaError).
 #pragma once
 
 #include <cuda_bf16.h>

@@ -250,6 +250,12 @@ __device__ __forceinline__ void write_slot(const T* row, uint64_t c, T* values, 
 
 namespace topk {
 
+// The bytes of x, [M, N], for sizes shape_error accepts (below 2^62 elements).
+template <typename T>
+size_t input_bytes(int64_t M, int64_t N) {
+  return static_cast<size_t>(M) * static_cast<size_t>(N) * sizeof(T);
+}
+
 // What is wrong with the sizes of an [M, N] problem and its k (topk.h's limits, and k_limit
 // for the version), or an empty string when nothing is.
 inline std::string shape_error(int64_t M, int64_t N, int k, int k_limit) {
@@ -292,6 +298,28 @@ void check_problem(const char* who, const T* x, int64_t M, int64_t N, int k, con
     fail(
         "every pointer must be aligned to the size of its element (2 bytes for half and bf16, "
         "4 for float, 8 for the indices)");
+  // The outputs are written while x is read: no two of the buffers may share memory.
+  const size_t slots = static_cast<size_t>(M) * static_cast<size_t>(k);
+  if (M > 0 && common::any_two_overlap({common::Span{x, input_bytes<T>(M, N)},
+                                        common::Span{indices, slots * sizeof(int64_t)},
+                                        common::Span{outputs, slots * sizeof(Outputs)}...}))
+    fail("x, indices and the other outputs must not share memory");
+}
+
+// The fused kernel's lse, one float per row: aligned, and sharing memory with no other buffer of
+// the call (nullptr: not asked for).
+template <typename T>
+void check_lse(const char* who, const float* lse, const T* x, int64_t M, int64_t N, int k,
+               const int64_t* indices, const float* probs) {
+  if (M == 0 || lse == nullptr) return;
+  if (!common::elements_aligned(lse))
+    common::throw_bad_argument(who, "lse must be aligned to the size of a float");
+  const size_t slots = static_cast<size_t>(M) * static_cast<size_t>(k);
+  if (common::overlaps_any(
+          common::Span{lse, static_cast<size_t>(M) * sizeof(float)},
+          {common::Span{x, input_bytes<T>(M, N)}, common::Span{indices, slots * sizeof(int64_t)},
+           common::Span{probs, slots * sizeof(float)}}))
+    common::throw_bad_argument(who, "lse must not share memory with x, indices or probs");
 }
 
 // Blocks per row for a split: 0 (split_chunks decides) to kMaxChunks.
