@@ -9,25 +9,22 @@
 
 namespace common {
 
-// Whether the `bytes` bytes at a and the `bytes` bytes at b share any byte. Compared as
-// integers: ordering pointers into different allocations is unspecified in C++. The caller
-// bounds `bytes` so that neither end passes the top of the address space.
-inline bool buffers_overlap(const void* a, const void* b, size_t bytes) {
-  const auto begin_a = reinterpret_cast<uintptr_t>(a), begin_b = reinterpret_cast<uintptr_t>(b);
-  return begin_a < begin_b + bytes && begin_b < begin_a + bytes;
-}
-
 // A buffer of `bytes` bytes at `at`; a null or empty one shares memory with nothing.
 struct Span {
   const void* at;
   size_t bytes;
 };
-// Whether two spans share a byte; differences of addresses only, so no end can wrap around.
+// Whether two spans share a byte. Compared as integers (ordering pointers into different
+// allocations is unspecified in C++), by differences of addresses only, so no end can wrap around.
 inline bool spans_overlap(Span a, Span b) {
   if (a.at == nullptr || b.at == nullptr || a.bytes == 0 || b.bytes == 0) return false;
   const auto begin_a = reinterpret_cast<uintptr_t>(a.at),
              begin_b = reinterpret_cast<uintptr_t>(b.at);
   return begin_a <= begin_b ? begin_b - begin_a < a.bytes : begin_a - begin_b < b.bytes;
+}
+// Whether the `bytes` bytes at a and the `bytes` bytes at b share any byte.
+inline bool buffers_overlap(const void* a, const void* b, size_t bytes) {
+  return spans_overlap({a, bytes}, {b, bytes});
 }
 // Whether `span` shares a byte with any of `others`.
 inline bool overlaps_any(Span span, std::initializer_list<Span> others) {
