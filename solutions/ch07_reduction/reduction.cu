@@ -364,6 +364,14 @@ void launch_final(const T* x, int64_t n, float identity, float* out, void* works
   CUDA_CHECK_LAUNCH();
 }
 
+// The workspace of versions 2 to 7: present, and 4-byte aligned (it holds floats, and the final
+// version's counter). `who`: the public function called; `size`: what to allocate.
+void check_workspace(const char* who, const void* workspace, const char* size) {
+  CHECK_ARG_FOR(who, workspace != nullptr, "workspace is null: allocate " << size);
+  CHECK_ARG_FOR(who, reinterpret_cast<uintptr_t>(workspace) % alignof(float) == 0,
+                "workspace must be 4-byte aligned (it holds floats), got " << workspace);
+}
+
 // `who`: the public function called, which the messages name.
 template <typename T, typename Op>
 void reduce_final(const char* who, const T* x, int64_t n, float identity, float* out,
@@ -371,11 +379,7 @@ void reduce_final(const char* who, const T* x, int64_t n, float identity, float*
   CHECK_ARG_FOR(who, n >= 0, "n must be >= 0, got " << n);
   CHECK_ARG_FOR(who, x != nullptr || n == 0, "x is null but n = " << n);
   CHECK_ARG_FOR(who, out != nullptr, "out is null");
-  CHECK_ARG_FOR(who, workspace != nullptr,
-                "workspace is null: allocate workspace_bytes(Version::Final, n)");
-  CHECK_ARG_FOR(
-      who, reinterpret_cast<uintptr_t>(workspace) % alignof(float) == 0,
-      "workspace must be 4-byte aligned (it holds a counter and floats), got " << workspace);
+  check_workspace(who, workspace, "workspace_bytes(Version::Final, n)");
   with_final_depth<T>(n, [&](auto depth) {
     launch_final<T, Op, depth>(x, n, identity, out, workspace, stream);
   });
@@ -484,9 +488,7 @@ void sum(Version v, const float* x, int64_t n, float* out, void* workspace, cuda
     case Version::Sequential:
     case Version::FirstAdd:
     case Version::WarpShuffle:
-      CHECK_ARG(workspace != nullptr, "workspace is null: allocate workspace_bytes(v, n)");
-      CHECK_ARG(reinterpret_cast<uintptr_t>(workspace) % alignof(float) == 0,
-                "workspace must be 4-byte aligned (it holds floats), got " << workspace);
+      check_workspace(__func__, workspace, "workspace_bytes(v, n)");
       sum_in_passes(v, x, n, out, workspace, stream);
       return;
   }
