@@ -131,8 +131,8 @@ MatrixSize parse_matrix_size(const std::string& text) {
 }
 
 BenchTable::BenchTable(std::string title, const BenchArgs& args)
-    : title_(std::move(title)), args_(args), csv_(args.csv), copy_gbs_(copy_bandwidth_gbs()) {
-  if (csv_) {
+    : title_(std::move(title)), args_(args), copy_gbs_(copy_bandwidth_gbs()) {
+  if (args_.csv) {
     std::printf("benchmark,version,shape,dtype,median_us,min_us,max_us,runs,gb_per_s,"
                 "pct_of_copy,vendor_us,speedup_vs_vendor\n");
   } else {
@@ -151,7 +151,7 @@ void BenchTable::add(BenchRow row) {
   const double gbs = row.bytes / (row.timing.median_us * 1e3);
   const double pct = 100.0 * gbs / copy_gbs_;
   const double speedup = row.vendor_us ? *row.vendor_us / row.timing.median_us : 0.0;
-  if (csv_) {
+  if (args_.csv) {
     std::printf("%s,%s,%s,%s,%.3f,%.3f,%.3f,%d,%.1f,%.1f,", title_.c_str(), row.version.c_str(),
                 row.shape.c_str(), row.dtype.c_str(), row.timing.median_us, row.timing.min_us,
                 row.timing.max_us, row.timing.runs, gbs, pct);
@@ -215,7 +215,7 @@ void BenchTable::add_wrong(const std::string& version, const std::string& shape,
   std::string line = why;  // checker messages list the first bad elements on lines of their own
   std::replace(line.begin(), line.end(), '\n', ' ');
   ++rows_;
-  std::printf("%s%s %s %s: WRONG RESULT (%s), not timed\n", csv_ ? "# " : "", version.c_str(),
+  std::printf("%s%s %s %s: WRONG RESULT (%s), not timed\n", args_.csv ? "# " : "", version.c_str(),
               shape.c_str(), dtype.c_str(), line.c_str());
   std::fflush(stdout);
   any_wrong_ = true;

@@ -94,7 +94,6 @@ class BenchTable {
  private:
   std::string title_;
   BenchArgs args_;
-  bool csv_;
   double copy_gbs_;
   bool any_wrong_ = false;
   int rows_ = 0;  // rows printed, timed or wrong
