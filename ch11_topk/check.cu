@@ -32,16 +32,35 @@ __host__ __device__ inline float hashed_uniform(uint64_t i, uint64_t seed) {
 }
 
 template <typename T>
+__device__ T hashed_value(uint64_t i, uint64_t seed) {
+  if constexpr (std::is_same_v<T, float>)
+    return hashed_uniform(i, seed);
+  else if constexpr (std::is_same_v<T, __half>)
+    return __float2half_rn(hashed_uniform(i, seed));
+  else
+    return __float2bfloat16_rn(hashed_uniform(i, seed));
+}
+
+template <typename T>
 __global__ void fill_hashed_kernel(T* x, int64_t count, uint64_t seed) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x)
+    x[i] = hashed_value<T>(static_cast<uint64_t>(i), seed);
+}
+
+// Counts the elements of x whose bits differ from the hashed fill: the input is too large to
+// compare on the host, and a kernel that writes into it must not pass.
+template <typename T>
+__global__ void count_changed_kernel(const T* x, int64_t count, uint64_t seed,
+                                     unsigned long long* changed) {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint16_t>;
+  unsigned long long mine = 0;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x) {
-    if constexpr (std::is_same_v<T, float>)
-      x[i] = hashed_uniform(static_cast<uint64_t>(i), seed);
-    else if constexpr (std::is_same_v<T, __half>)
-      x[i] = __float2half_rn(hashed_uniform(static_cast<uint64_t>(i), seed));
-    else
-      x[i] = __float2bfloat16_rn(hashed_uniform(static_cast<uint64_t>(i), seed));
+    const T want = hashed_value<T>(static_cast<uint64_t>(i), seed);
+    mine += *reinterpret_cast<const Bits*>(&x[i]) != *reinterpret_cast<const Bits*>(&want);
   }
+  if (mine > 0) atomicAdd(changed, mine);
 }
 
 }  // namespace
@@ -157,7 +176,8 @@ template <typename T>
 common::CheckResult check_same_as(const TopKLauncher<T>& launch,
                                   const TopKLauncher<T>& reference_launch, const std::vector<T>& x,
                                   int64_t M, int64_t N, int k) {
-  common::DeviceBuffer<T> input(x);
+  common::GuardedBuffer<T> input(x.size());
+  input.upload(x);
   const size_t outputs = static_cast<size_t>(M) * static_cast<size_t>(k);
   common::GuardedBuffer<T> values(outputs), ref_values(outputs);
   common::GuardedBuffer<int64_t> indices(outputs), ref_indices(outputs);
@@ -165,8 +185,9 @@ common::CheckResult check_same_as(const TopKLauncher<T>& launch,
   indices.poison();
   ref_values.poison();
   ref_indices.poison();
-  launch(input.data(), M, N, k, values.data(), indices.data(), nullptr);
+  // The reference first, on the input as uploaded.
   reference_launch(input.data(), M, N, k, ref_values.data(), ref_indices.data(), nullptr);
+  launch(input.data(), M, N, k, values.data(), indices.data(), nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
   const std::string where = shape(M, N, k);
   const std::vector<int64_t> want_indices = ref_indices.download();
@@ -176,13 +197,14 @@ common::CheckResult check_same_as(const TopKLauncher<T>& launch,
                                           where + "values vs the CUB baseline"));
   result.and_then(common::check_guards(values, where + "values"));
   result.and_then(common::check_guards(indices, where + "indices"));
+  result.and_then(common::check_unchanged(input, x, where + "input"));
   return result;
 }
 
 template <typename T>
 common::CheckResult check_topk_hashed(const TopKLauncher<T>& launch, int64_t M, int64_t N, int k,
                                       uint64_t seed, const std::vector<int64_t>& rows) {
-  common::DeviceBuffer<T> input(static_cast<size_t>(M) * static_cast<size_t>(N));
+  common::GuardedBuffer<T> input(static_cast<size_t>(M) * static_cast<size_t>(N));
   fill_hashed_kernel<<<4096, 256>>>(input.data(), M * N, seed);
   CUDA_CHECK_LAUNCH();
   const size_t outputs = static_cast<size_t>(M) * static_cast<size_t>(k);
@@ -220,6 +242,14 @@ common::CheckResult check_topk_hashed(const TopKLauncher<T>& launch, int64_t M, 
   }
   result.and_then(common::check_guards(values, where + "values"));
   result.and_then(common::check_guards(indices, where + "indices"));
+  common::DeviceBuffer<unsigned long long> changed(std::vector<unsigned long long>{0});
+  count_changed_kernel<<<4096, 256>>>(input.data(), M * N, seed, changed.data());
+  CUDA_CHECK_LAUNCH();
+  const unsigned long long changed_count = changed.download()[0];
+  if (changed_count > 0)
+    result.and_then(common::CheckResult::fail(where + "input: " + std::to_string(changed_count) +
+                                              " elements were modified"));
+  result.and_then(common::check_guards(input, where + "input"));
   return result;
 }
 

@@ -67,8 +67,8 @@ common::CheckResult compare_softmax_topk(const std::vector<int64_t>& indices,
                                          const cpu_ref::SoftmaxTopK& expected,
                                          const std::string& where);
 
-// Runs `launch` and `reference_launch` (CUB) on the same input and requires identical indices
-// and values: the second, independent reference.
+// Runs `reference_launch` (CUB), then `launch`, on the same input and requires identical indices
+// and values: the second, independent reference. The input must be unchanged afterwards.
 template <typename T>
 common::CheckResult check_same_as(const TopKLauncher<T>& launch,
                                   const TopKLauncher<T>& reference_launch, const std::vector<T>& x,
@@ -77,7 +77,7 @@ common::CheckResult check_same_as(const TopKLauncher<T>& launch,
 // For inputs too large to generate on the host: x[i] is a hash of (i, seed) mapped to a
 // uniform value in [-8, 8) and rounded to T, filled on the device; only `rows` are compared
 // with the CPU reference (their values are recomputed on the host), while every output slot
-// is checked for being written.
+// is checked for being written and every input element, on the device, for being unchanged.
 template <typename T>
 common::CheckResult check_topk_hashed(const TopKLauncher<T>& launch, int64_t M, int64_t N, int k,
                                       uint64_t seed, const std::vector<int64_t>& rows);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -72,6 +73,27 @@ TEST_CASE("the checker accepts a correct top-k", "[checker]") {
 TEST_CASE("the checker rejects each wrong top-k", "[checker]") {
   const int64_t M = 3, N = 300;
   check_rejects_each_flaw(flaw_revealing_input(M, N), M, N);
+}
+
+TEST_CASE("the CUB comparison and the hashed check see a kernel that writes into its input",
+          "[checker]") {
+  // Both answers are right: only the input check can reject the second kernel.
+  const int64_t M = 3, N = 300;
+  const std::vector<float> x = flaw_revealing_input(M, N);
+  REQUIRE_CHECK(topk_check::check_same_as(launcher(Flaw::None), launcher(Flaw::None), x, M, N, 20));
+  const common::CheckResult same_as =
+      topk_check::check_same_as(launcher(Flaw::ZeroesWinners), launcher(Flaw::None), x, M, N, 20);
+  INFO("check_same_as said: " << same_as.message);
+  CHECK_FALSE(same_as.ok);
+  CHECK(same_as.message.find("input was modified") != std::string::npos);
+
+  const std::vector<int64_t> rows = {0, 1, 2};
+  REQUIRE_CHECK(topk_check::check_topk_hashed(launcher(Flaw::None), M, N, 20, 5, rows));
+  const common::CheckResult hashed =
+      topk_check::check_topk_hashed(launcher(Flaw::ZeroesWinners), M, N, 20, 5, rows);
+  INFO("check_topk_hashed said: " << hashed.message);
+  CHECK_FALSE(hashed.ok);
+  CHECK(hashed.message.find("60 elements were modified") != std::string::npos);
 }
 
 namespace {

@@ -59,6 +59,9 @@ __global__ void topk_kernel(Flaw flaw, const T* x, int64_t M, int64_t N, int k, 
     values[r * k + k] = values[r * k];
     indices[r * k + k] = indices[r * k];
   }
+  if (flaw == Flaw::ZeroesWinners)
+    for (int j = 0; j < k; ++j)
+      const_cast<T*>(row)[indices[r * k + j]] = Traits::from_bits(0);
 }
 
 __global__ void softmax_topk_kernel(SoftmaxFlaw flaw, const float* x, int64_t M, int64_t N, int k,
@@ -112,6 +115,8 @@ const char* flaw_name(Flaw f) {
       return "writes past the end";
     case Flaw::DropsNaNPayload:
       return "drops the NaN payload";
+    case Flaw::ZeroesWinners:
+      return "zeroes the winners in the input";
   }
   return "?";
 }
