@@ -424,6 +424,19 @@ common::CheckResult check_huge(
   what_s << name << " (" << common::DType<T>::name << " M = " << rows << ", N = " << n
          << ", M·N = " << rows * n << ")";
   const std::string what = what_s.str();
+  // The input first, row by row against the pool row it repeats (in a scope of its own, so that
+  // only one matrix at a time is held on the host).
+  common::CheckResult input = common::check_guards(x, what + " input x");
+  {
+    const std::vector<T> x_all = x.download();
+    for (int64_t r = 0; r < rows; ++r)
+      if (std::memcmp(x_all.data() + r * n, pool.x.data() + (r % kPoolRows) * n,
+                      static_cast<size_t>(n) * sizeof(T)) != 0) {
+        input.and_then(common::CheckResult::fail(what + " input x: row " + std::to_string(r) +
+                                                 " was modified"));
+        break;
+      }
+  }
   // Every element written (a kernel whose offsets wrap at 2^31 may leave rows untouched), then
   // the sampled rows compared with the pool's reference.
   const std::vector<T> y_all = y.download();
@@ -451,7 +464,7 @@ common::CheckResult check_huge(
   result.and_then(common::check_guards(y, what + " y"))
       .and_then(common::check_guards(mean, what + " mean"))
       .and_then(common::check_guards(rstd, what + " rstd"))
-      .and_then(common::check_guards(x, what + " input x"))
+      .and_then(input)
       .and_then(common::check_unchanged(gamma, pool.gamma, what + " gamma"));
   if (layernorm) result.and_then(common::check_unchanged(beta, pool.beta, what + " beta"));
   return result;

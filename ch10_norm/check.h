@@ -133,8 +133,10 @@ common::CheckResult check_add_rmsnorm(const std::string& name, const AddRmsNormR
                                       const Problem<T>& p, const Expected& e, const Placement& at);
 
 // M · N beyond 2^31 elements: `rows` rows that repeat a few distinct random rows (so the input
-// is built on the device, not the host), run once, and check the first rows, the rows on both
-// sides of element 2^31 and the last rows, plus the guards. For the [large] tests.
+// is built on the device, not the host), run once. Every element of y, mean and rstd must have
+// been written; the first rows, the rows on both sides of element 2^31 and the last rows are
+// compared with the reference; x, gamma and beta must be unchanged and every guard intact. For
+// the [large] tests.
 template <typename T>
 common::CheckResult check_layernorm_huge(const std::string& name, const LayerNormRun<T>& run,
                                          int64_t rows, int64_t n);
