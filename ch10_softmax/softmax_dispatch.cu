@@ -125,8 +125,8 @@ void check_limits(const char* who, Version v, const T* x, int64_t cols) {
     case Version::SplitRow:
       CHECK_ARG_FOR(who, detail::clusters_supported(),
                     "version 6 splits a row across a cluster of blocks, which needs sm_90 or "
-                    "newer; this GPU is sm_"
-                        << common::device_properties().major << common::device_properties().minor);
+                    "newer; "
+                        << common::sm90_features_missing());
       CHECK_ARG_FOR(who, detail::cached_fits(x, cols, detail::kMaxCluster),
                     "version 6: a row of " << cols << " elements at this alignment does not fit "
                                            << "in the registers of " << detail::kMaxCluster

@@ -511,7 +511,7 @@ TEST_CASE("version 4b: a row in a cluster's registers", "[ch11_topk][cluster_row
     REQUIRE_INVALID_ARGUMENT(topk::topk(topk::Version::ClusterRow, x.data(), too_many, 1, 1,
                                         values.data(), indices.data(), nullptr),
                              "exceeds the grid's 65535 rows of clusters");
-    if (common::device_properties().major < 9) {
+    if (!common::has_sm90_features()) {
       REQUIRE_FALSE(topk::supports(topk::Version::ClusterRow, 1, 1024, 1, 4));
       REQUIRE_INVALID_ARGUMENT(topk::topk(topk::Version::ClusterRow, x.data(), 1, 1024, 1,
                                           values.data(), indices.data(), nullptr),

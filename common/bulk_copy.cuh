@@ -16,7 +16,7 @@
 //   mbarrier_wait(&full, phase);  // phase 0, 1, 0, ... on each reuse of the buffer
 //
 // Addresses and sizes must be multiples of 16 bytes. Built for an older GPU, every function here
-// traps: launchers check common::has_bulk_copy() (gpu_info.hpp) before choosing such a kernel.
+// traps: launchers check common::has_sm90_features() (gpu_info.hpp) before choosing such a kernel.
 #pragma once
 
 #include <cuda_runtime.h>

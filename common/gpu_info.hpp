@@ -16,9 +16,21 @@ std::optional<std::string> gpu_unavailable_reason();
 // Properties of the current device, read once per process.
 const cudaDeviceProp& device_properties();
 
-// Whether the device has the copy engine's bulk copies and transaction barriers (sm_90 and newer):
-// kernels built on common/bulk_copy.cuh run only where this holds.
-bool has_bulk_copy();
+// Whether this program may use what sm_90 brought (thread-block clusters, the copy engine's bulk
+// copies, transaction barriers) on the current device: the device must be sm_90 or newer, and so
+// must the code its kernels were compiled for. A build for older GPUs alone
+// (-DCMAKE_CUDA_ARCHITECTURES=80) still runs on an H100, from the compute_80 PTX the driver
+// compiles at load time, and that code has no sm_90 paths: they are compiled out (and trap, or
+// do nothing). Kernels built on common/bulk_copy.cuh or on clusters run only where this holds.
+bool has_sm90_features();
+
+// Why has_sm90_features() is false, for error messages ("this GPU is sm_80", or which code the
+// kernels were compiled for); empty when it is true.
+std::string sm90_features_missing();
+
+// The virtual architecture of the code the current device runs for this program's kernels (90:
+// compute_90 PTX or an sm_90 binary compiled from it), read from an empty kernel's attributes.
+int kernels_compiled_for();
 
 // Blocks of `threads` threads at `registers` registers each that share an SM (at least one): as
 // many as the 64K-register file and the 2048 thread slots take.

@@ -195,7 +195,7 @@ void launch_shape(const T* x, T* y, int64_t rows, int64_t cols, int cluster, int
 }  // namespace
 
 bool clusters_supported() {
-  return common::device_properties().major >= 9;
+  return common::has_sm90_features();
 }
 
 template <typename T>
@@ -261,8 +261,8 @@ void launch_cached(const T* x, T* y, int64_t rows, int64_t cols, int cluster, Ep
   CHECK_ARG(cluster >= 1 && cluster <= kMaxCluster,
             "cluster size " << cluster << " outside 1.." << kMaxCluster);
   CHECK_ARG(cluster == 1 || clusters_supported(),
-            "splitting a row across a cluster of blocks needs sm_90 or newer; this GPU is sm_"
-                << common::device_properties().major << common::device_properties().minor);
+            "splitting a row across a cluster of blocks needs sm_90 or newer; "
+                << common::sm90_features_missing());
   // The exact count for this alignment: an aligned row of 16384 floats fits one block, the same
   // row one element off needs one window more (cached_row_capacity assumes the worst).
   const int64_t windows_per_block = ceil_div(max_windows_per_row(x, cols), cluster);

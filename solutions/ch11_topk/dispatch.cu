@@ -44,7 +44,7 @@ bool supports(Version v, int64_t M, int64_t N, int k, int elem_bytes) {
   check_elem_bytes(__func__, elem_bytes);
   if (!shape_error(M, N, k, max_k(v)).empty()) return false;
   if (v != Version::ClusterRow) return true;
-  return M <= 65535 && N <= cluster_row_max_n(elem_bytes) && common::device_properties().major >= 9;
+  return M <= 65535 && N <= cluster_row_max_n(elem_bytes) && common::has_sm90_features();
 }
 
 // Measured on an H200 over 1 and 64 rows of 128256 logits, k = 1, 50 and 1024, since the chunks

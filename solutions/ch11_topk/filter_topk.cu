@@ -1191,7 +1191,8 @@ void topk_cluster_row(const T* x, int64_t M, int64_t N, int k, T* values, int64_
             "rows of N = " << N << " do not fit one cluster's registers (at most "
                            << cluster_row_max_n(static_cast<int>(sizeof(T))) << ")");
   CHECK_ARG(M <= 65535, "M = " << M << " exceeds the grid's 65535 rows of clusters");
-  CHECK_ARG(common::device_properties().major >= 9, "thread-block clusters need sm_90 or newer");
+  CHECK_ARG(common::has_sm90_features(),
+            "thread-block clusters need sm_90 or newer; " << common::sm90_features_missing());
   if (M == 0) return;
   // At least ceil(k / 128) blocks, so that no block is asked for a bound deeper than 128.
   const int blocks = std::max(detail::cluster_row_blocks<T>(N),

@@ -29,8 +29,35 @@ const cudaDeviceProp& device_properties() {
   return props;
 }
 
-bool has_bulk_copy() {
-  return device_properties().major >= 9;
+namespace {
+// Compiled like every kernel of the program (the same CMAKE_CUDA_ARCHITECTURES): the code the
+// driver picks for it on this device is the code it picks for them.
+__global__ void empty_probe_kernel() {}
+}  // namespace
+
+int kernels_compiled_for() {
+  static const int arch = [] {
+    cudaFuncAttributes attributes{};
+    CUDA_CHECK(cudaFuncGetAttributes(&attributes, empty_probe_kernel));
+    return attributes.ptxVersion;
+  }();
+  return arch;
+}
+
+bool has_sm90_features() {
+  return sm90_features_missing().empty();
+}
+
+std::string sm90_features_missing() {
+  const cudaDeviceProp& p = device_properties();
+  std::ostringstream s;
+  if (p.major < 9)
+    s << "this GPU is sm_" << p.major << p.minor;
+  else if (kernels_compiled_for() < 90)
+    s << "this GPU is sm_" << p.major << p.minor << ", but the kernels run from code compiled for "
+      << "compute_" << kernels_compiled_for()
+      << " (configure with -DCMAKE_CUDA_ARCHITECTURES=" << p.major << p.minor << ")";
+  return s.str();
 }
 
 std::string device_description() {
