@@ -66,11 +66,11 @@ const char* version_name(RmsNormVersion v);
 template <typename T>
 int64_t max_registers_n();
 
-// Whether the Pipelined versions run rows of n elements of T on this device: sm_90 or newer (the
-// copy engine's bulk copies), a thread's share of the row fits in registers (rows of up to
-// 64 KiB, 32 KiB for the fused add, which holds x and the residual), and a ring of two rows (two
-// of x and two of the residual for the fused add) fits in a block's shared memory. Elsewhere
-// they throw std::invalid_argument.
+// Whether the Pipelined versions run rows of n elements of T on this device: sm_90 or newer, in a
+// build that includes it (the copy engine's bulk copies; common::has_sm90_features), a thread's
+// share of the row fits in registers (rows of up to 64 KiB, 32 KiB for the fused add, which holds
+// x and the residual), and a ring of two rows (two of x and two of the residual for the fused add)
+// fits in a block's shared memory. Elsewhere they throw std::invalid_argument.
 template <typename T>
 bool pipelined_available(int64_t n, bool fused);
 

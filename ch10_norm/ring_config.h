@@ -17,6 +17,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <sstream>
+#include <string>
 #include <type_traits>
 
 namespace normalization::detail {
@@ -79,6 +81,18 @@ std::optional<PipelinedConfig> pipelined_config(int64_t n, int inputs) {
   config.shared_bytes = ring_bytes<T>(config.stages, inputs, n);
   if (config.shared_bytes > limit) return std::nullopt;
   return config;
+}
+
+// Why pipelined_config has no layout for rows of n, for the error of a launch that asked anyway.
+inline std::string pipelined_refusal(int64_t n) {
+  std::ostringstream s;
+  s << "the pipelined version cannot run rows of n = " << n << " here: ";
+  if (common::has_sm90_features())
+    s << "a thread's share of the row must fit in registers and a ring of two rows in shared "
+         "memory";
+  else
+    s << "it needs the bulk copies of sm_90 or newer; " << common::sm90_features_missing();
+  return s.str();
 }
 
 // Calls launch(packs, aligned), both compile-time constants, for the configuration and the

@@ -288,8 +288,7 @@ void launch(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, flo
     }
     case RmsNormVersion::Pipelined: {
       const auto config = pipelined_config<T>(n, kFused ? 2 : 1);
-      CHECK_ARG(config.has_value(), "the pipelined version cannot run rows of n = "
-                                        << n << " here (sm_90 and a two-row ring that fits)");
+      CHECK_ARG(config.has_value(), pipelined_refusal(n));
       with_pipelined_instance<T, kFused ? 2 : 1>(
           *config, rows_aligned<T>(n, {x, residual, gamma, y}), [&](auto packs, auto aligned) {
             const auto kernel = rmsnorm_pipelined_kernel<T, decltype(packs)::value, kFused,

@@ -47,7 +47,7 @@ const char* version_name(Version v);  // "1_three_pass", ..., "7_final"
 // Limits of the specialised versions (the others take any shape). A call outside them throws
 // std::invalid_argument; `supports` says beforehand (false also for sizes no version takes:
 // rows < 0, cols < 1, a matrix beyond 64 bits of bytes). Version 6 needs thread-block clusters
-// (sm_90 or newer).
+// (an sm_90 or newer GPU and a build for it: common::has_sm90_features).
 template <typename T>
 bool supports(Version v, int64_t rows, int64_t cols);
 

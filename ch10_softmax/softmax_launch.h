@@ -96,7 +96,7 @@ bool block_per_row_pays(const T* x, int64_t rows, int64_t cols);
 // which sm_90 grants.
 constexpr int kMaxPortableCluster = 8;
 constexpr int kMaxCluster = 16;
-bool clusters_supported();  // sm_90 or newer
+bool clusters_supported();  // common::has_sm90_features(): an sm_90 GPU and a build for it
 // Version 6's cluster size for a shape (and x's alignment): enough blocks to hold the row, and
 // enough rows times blocks to give every SM work.
 template <typename T>

@@ -100,7 +100,8 @@ constexpr int64_t cluster_row_max_n(int elem_bytes) {
 }
 // Whether a version runs an [M, N] problem of `elem_bytes`-byte elements (2 or 4, else
 // std::invalid_argument) with this k here: false for sizes outside the limits above, for k over
-// the version's max_k, and for version 4b without sm_90 or with rows that do not fit one cluster.
+// the version's max_k, and for version 4b without sm_90 (the GPU's and the build's:
+// common::has_sm90_features) or with rows that do not fit one cluster.
 bool supports(Version v, int64_t M, int64_t N, int k, int elem_bytes);
 
 // The launchers of versions 1 and 2 (called by topk(Version, ...)).

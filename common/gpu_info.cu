@@ -45,7 +45,9 @@ int kernels_compiled_for() {
 }
 
 bool has_sm90_features() {
-  return sm90_features_missing().empty();
+  static const bool has =
+      sm90_features_missing().empty();  // asked on every launch of some versions
+  return has;
 }
 
 std::string sm90_features_missing() {

@@ -12,8 +12,8 @@
 # into $OUT/gpu-logs.tgz, with the benchmark tables beside it. BUILD_DIR picks the build folder
 # (default build-gpu). SANITIZE lists the chapters for step 3 (default: all of them), and
 # SANITIZE_TESTS the Catch2 test spec they run (default "~[large]"). ARCHS sets
-# CMAKE_CUDA_ARCHITECTURES (default: the GPU's own); ARCHS=80 on a Hopper GPU runs the pre-Hopper
-# code paths, from the compute_80 PTX the driver compiles at load time.
+# CMAKE_CUDA_ARCHITECTURES (default: CUDAARCHS when set, else the GPU's own); ARCHS=80 on a Hopper
+# GPU runs the pre-Hopper code paths, from the compute_80 PTX the driver compiles at load time.
 #   tools/gpu_check.sh ch07_reduction
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,8 +34,9 @@ generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
 chapter_list=$(IFS=';'; echo "${chapters[*]}")
 rm -rf "$build"
 arch_flag=(); [ -n "${ARCHS:-}" ] && arch_flag=("-DCMAKE_CUDA_ARCHITECTURES=$ARCHS")
-cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCHAPTERS_WERROR=ON \
-  "-DCHAPTERS=$chapter_list" "${arch_flag[@]}" \
+# ${a[@]+"${a[@]}"}: an empty array under set -u, which bash before 4.4 calls unbound.
+cmake -S . -B "$build" ${generator[@]+"${generator[@]}"} -DCMAKE_BUILD_TYPE=Release \
+  -DCHAPTERS_WERROR=ON "-DCHAPTERS=$chapter_list" ${arch_flag[@]+"${arch_flag[@]}"} \
   >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
 # Every target of the chapters: a test binary left unbuilt would drop its tests from the suite
 # without a word (ctest lists it as an unlabelled placeholder that no -L selects).
@@ -69,16 +70,29 @@ step "student tests on the untouched skeletons (must fail)"
 # Only the tests of code the chapters give may pass before the TODOs are filled: the argument
 # checks and the vendor library as a second reference (README, "As a student").
 given_code='bad arguments|arguments are validated|CUB agrees'
-# Before sm_90 (on the GPU, or as the newest architecture in ARCHS) there are no clusters and no
-# bulk copies: the versions that need them only check their refusal there, which is given code
-# too. The tests run on CUDA device 0: the first GPU CUDA_VISIBLE_DEVICES names, counted as
-# nvidia-smi counts them when CUDA_DEVICE_ORDER=PCI_BUS_ID (CUDA's default order puts the fastest
-# first).
+# Before sm_90 there are no clusters and no bulk copies: the versions that need them only check
+# their refusal there, which is given code too. "Before sm_90" is the code the GPU runs: the
+# newest architecture of the build that is not newer than the GPU (common::has_sm90_features);
+# a build without a number (native, all) includes the GPU's own. The tests run on CUDA device 0:
+# the first GPU CUDA_VISIBLE_DEVICES names, counted as nvidia-smi counts them when
+# CUDA_DEVICE_ORDER=PCI_BUS_ID (CUDA's default order puts the fastest first).
 gpu=${CUDA_VISIBLE_DEVICES:-0}
 cc=$(nvidia-smi -i "${gpu%%,*}" --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)
-newest_arch=$(echo "${ARCHS:-90}" | tr ';' '\n' | grep -oE '^[0-9]+' | sort -n | tail -1)
-if { [[ $cc =~ ^([0-9]+)\. ]] && (( BASH_REMATCH[1] < 9 )); } || (( newest_arch < 90 )); then
-  given_code="$given_code|pipelined|version 4b|row split across a cluster"
+gpu_arch=$(echo "$cc" | tr -d '.')
+if [[ $gpu_arch =~ ^[0-9]+$ ]]; then
+  runs_arch=$gpu_arch
+  archs=${ARCHS:-${CUDAARCHS:-}}
+  if [ -n "$archs" ]; then
+    runs_arch=0
+    for a in ${archs//;/ }; do
+      n=${a%%[!0-9]*}
+      if [ -z "$n" ]; then runs_arch=$gpu_arch; break; fi
+      if (( n <= gpu_arch && n > runs_arch )); then runs_arch=$n; fi
+    done
+  fi
+  if (( runs_arch < 90 )); then
+    given_code="$given_code|pipelined|version 4b|row split across a cluster"
+  fi
 fi
 for ch in "${chapters[@]}"; do
   ctest --test-dir "$build" -L "^student_${ch}\$" --output-on-failure >"$out/ctest_student_${ch}.log" 2>&1

@@ -341,8 +341,7 @@ void layernorm(LayerNormVersion v, const T* x, const T* gamma, const T* beta, T*
     }
     case LayerNormVersion::Pipelined: {
       const auto config = pipelined_config<T>(n, 1);
-      CHECK_ARG(config.has_value(), "the pipelined version cannot run rows of n = "
-                                        << n << " here (sm_90 and a two-row ring that fits)");
+      CHECK_ARG(config.has_value(), pipelined_refusal(n));
       with_pipelined_instance<T, 1>(
           *config, rows_aligned<T>(n, {x, y, gamma, beta}), [&](auto packs, auto aligned) {
             const auto kernel =
