@@ -30,36 +30,42 @@ const cudaDeviceProp& device_properties() {
 }
 
 namespace {
+
 // Compiled like every kernel of the program (the same CMAKE_CUDA_ARCHITECTURES): the code the
 // driver picks for it on this device is the code it picks for them.
 __global__ void empty_probe_kernel() {}
+
+// The virtual architecture of the code the current device runs for this program's kernels (90:
+// compute_90 PTX or an sm_90 binary compiled from it), as CUB's PtxVersion reads it.
+int kernels_compiled_for() {
+  cudaFuncAttributes attributes{};
+  CUDA_CHECK(cudaFuncGetAttributes(&attributes, empty_probe_kernel));
+  return attributes.ptxVersion;
+}
+
+std::string why_no_sm90_features() {
+  const cudaDeviceProp& p = device_properties();
+  std::ostringstream s;
+  if (p.major < 9) {
+    s << "this GPU is sm_" << p.major << p.minor;
+  } else if (const int arch = kernels_compiled_for(); arch < 90) {
+    s << "this GPU is sm_" << p.major << p.minor << ", but the kernels run from code compiled for "
+      << "compute_" << arch << " (configure with -DCMAKE_CUDA_ARCHITECTURES=" << p.major << p.minor
+      << ")";
+  }
+  return s.str();
+}
+
 }  // namespace
 
-int kernels_compiled_for() {
-  static const int arch = [] {
-    cudaFuncAttributes attributes{};
-    CUDA_CHECK(cudaFuncGetAttributes(&attributes, empty_probe_kernel));
-    return attributes.ptxVersion;
-  }();
-  return arch;
+// Asked on every launch of some versions: found once.
+const std::string& sm90_features_missing() {
+  static const std::string why = why_no_sm90_features();
+  return why;
 }
 
 bool has_sm90_features() {
-  static const bool has =
-      sm90_features_missing().empty();  // asked on every launch of some versions
-  return has;
-}
-
-std::string sm90_features_missing() {
-  const cudaDeviceProp& p = device_properties();
-  std::ostringstream s;
-  if (p.major < 9)
-    s << "this GPU is sm_" << p.major << p.minor;
-  else if (kernels_compiled_for() < 90)
-    s << "this GPU is sm_" << p.major << p.minor << ", but the kernels run from code compiled for "
-      << "compute_" << kernels_compiled_for()
-      << " (configure with -DCMAKE_CUDA_ARCHITECTURES=" << p.major << p.minor << ")";
-  return s.str();
+  return sm90_features_missing().empty();
 }
 
 std::string device_description() {

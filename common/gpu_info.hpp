@@ -25,12 +25,8 @@ const cudaDeviceProp& device_properties();
 bool has_sm90_features();
 
 // Why has_sm90_features() is false, for error messages ("this GPU is sm_80", or which code the
-// kernels were compiled for); empty when it is true.
-std::string sm90_features_missing();
-
-// The virtual architecture of the code the current device runs for this program's kernels (90:
-// compute_90 PTX or an sm_90 binary compiled from it), read from an empty kernel's attributes.
-int kernels_compiled_for();
+// kernels were compiled for, read from an empty kernel's attributes); empty when it is true.
+const std::string& sm90_features_missing();
 
 // Blocks of `threads` threads at `registers` registers each that share an SM (at least one): as
 // many as the 64K-register file and the 2048 thread slots take.
