@@ -23,9 +23,9 @@ enum class Flaw {
   DropsNaNPayload,    // writes the value decoded from the key: every NaN becomes one NaN
   ZeroesWinners,      // right answer, then zeroes the winners in x, as an in-place selection does
 };
-constexpr Flaw kAllFlaws[] = {Flaw::Zeros,           Flaw::TiesToHigherIndex, Flaw::SkipsLastElement,
-                              Flaw::NaNAsSmallest,   Flaw::Ascending,         Flaw::WritesPastEnd,
-                              Flaw::DropsNaNPayload, Flaw::ZeroesWinners};
+constexpr Flaw kAllFlaws[] = {
+    Flaw::Zeros,     Flaw::TiesToHigherIndex, Flaw::SkipsLastElement, Flaw::NaNAsSmallest,
+    Flaw::Ascending, Flaw::WritesPastEnd,     Flaw::DropsNaNPayload,  Flaw::ZeroesWinners};
 const char* flaw_name(Flaw f);
 
 // T: float, __half, __nv_bfloat16.
