@@ -182,13 +182,14 @@ void with_reread_instance(const RereadConfig& config, bool aligned, Launch launc
   });
 }
 
-// Checks n, then calls launch(threads, packs, aligned, first, blocks), the first three as
-// compile-time constants, for op's kernel on the rows [first, first + blocks): one launch per
-// kMaxRereadGrid rows, each checked.
+// Checks n (a refusal names `who`, the public function called), then calls launch(threads,
+// packs, aligned, first, blocks), the first three as compile-time constants, for op's kernel on
+// the rows [first, first + blocks): one launch per kMaxRereadGrid rows, each checked.
 template <typename T, NormOp kOp, typename Launch>
-void for_each_reread_launch(int64_t rows, int64_t n, bool aligned, Launch launch) {
-  CHECK_ARG(n <= kMaxRereadN,
-            "the reread version takes rows of at most " << kMaxRereadN << " elements, got " << n);
+void for_each_reread_launch(const char* who, int64_t rows, int64_t n, bool aligned, Launch launch) {
+  CHECK_ARG_FOR(
+      who, n <= kMaxRereadN,
+      "the reread version takes rows of at most " << kMaxRereadN << " elements, got " << n);
   with_reread_instance<reread_max_packs<T>(kOp)>(
       reread_config<T>(kOp, n), aligned, [&](auto threads, auto packs, auto is_aligned) {
         for (int64_t first = 0; first < rows; first += kMaxRereadGrid) {

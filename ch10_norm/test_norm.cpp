@@ -234,13 +234,14 @@ TEST_CASE("layernorm with the row in registers and 16-byte loads", "[ch10_norm][
   {  // One element past the capacity: the launchers refuse instead of overrunning registers.
     const int64_t too_long = normalization::max_registers_n<float>() + 1;
     common::DeviceBuffer<float> x(static_cast<size_t>(too_long)), y(static_cast<size_t>(too_long));
-    REQUIRE_THROWS_AS(
+    REQUIRE_INVALID_ARGUMENT(
         normalization::layernorm<float>(LayerNormVersion::Registers, x.data(), nullptr, nullptr,
                                         y.data(), nullptr, nullptr, 1, too_long, 1e-5f),
-        std::invalid_argument);
-    REQUIRE_THROWS_AS(normalization::rmsnorm<float>(RmsNormVersion::Registers, x.data(), nullptr,
-                                                    y.data(), nullptr, 1, too_long, 1e-5f),
-                      std::invalid_argument);
+        "layernorm: n = " + std::to_string(too_long) + " does not fit in registers");
+    REQUIRE_INVALID_ARGUMENT(
+        normalization::rmsnorm<float>(RmsNormVersion::Registers, x.data(), nullptr, y.data(),
+                                      nullptr, 1, too_long, 1e-5f),
+        "rmsnorm: n = " + std::to_string(too_long) + " does not fit in registers");
   }
 }
 
@@ -376,7 +377,11 @@ TEST_CASE("reread: statistics in batches, the row read again from cache to norma
     REQUIRE_INVALID_ARGUMENT(normalization::layernorm<float>(
                                  LayerNormVersion::Reread, x.data(), nullptr, nullptr, x.data(),
                                  nullptr, nullptr, 1, normalization::kMaxRereadN + 1, 1e-5f),
-                             "the reread version takes rows of at most");
+                             "layernorm: the reread version takes rows of at most");
+    REQUIRE_INVALID_ARGUMENT(
+        normalization::rmsnorm<float>(RmsNormVersion::Reread, x.data(), nullptr, x.data(), nullptr,
+                                      1, normalization::kMaxRereadN + 1, 1e-5f),
+        "rmsnorm: the reread version takes rows of at most");
   }
 }
 
@@ -568,11 +573,11 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
     REQUIRE_INVALID_ARGUMENT(
         normalization::layernorm<float>(LayerNormVersion::Dispatch, a.data(), nullptr, nullptr,
                                         b.data(), nullptr, nullptr, 1, 0, 1e-5f),
-        "n must be >= 1");
+        "layernorm: n must be >= 1");
     REQUIRE_INVALID_ARGUMENT(
         normalization::rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), nullptr, b.data(),
                                       nullptr, -1, 8, 1e-5f),
-        "rows must be >= 0");
+        "rmsnorm: rows must be >= 0");
     REQUIRE_INVALID_ARGUMENT(normalization::rmsnorm<float>(RmsNormVersion::Dispatch, nullptr,
                                                            nullptr, b.data(), nullptr, 4, 8, 1e-5f),
                              "must not be null");
@@ -586,51 +591,51 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
         "must not be null");
     REQUIRE_INVALID_ARGUMENT(normalization::rmsnorm<float>(RmsNormVersion::Dispatch, a.data(),
                                                            nullptr, b.data(), nullptr, 4, 8, -1.0f),
-                             "eps must be finite and > 0");
+                             "rmsnorm: eps must be finite and > 0");
   }
   {
     common::DeviceBuffer<__nv_bfloat16> a(64), b(64);
     REQUIRE_INVALID_ARGUMENT(
         normalization::layernorm<__nv_bfloat16>(LayerNormVersion::Dispatch, a.data(), nullptr,
                                                 nullptr, b.data(), nullptr, nullptr, 2, 8, 0.0f),
-        "eps must be finite and > 0");
+        "layernorm: eps must be finite and > 0");
     const auto* odd = reinterpret_cast<const __nv_bfloat16*>(
         reinterpret_cast<const unsigned char*>(a.data()) + 1);
     REQUIRE_INVALID_ARGUMENT(
         normalization::rmsnorm<__nv_bfloat16>(RmsNormVersion::Dispatch, odd, nullptr, b.data(),
                                               nullptr, 2, 8, 1e-5f),
-        "aligned to the size of its element");
+        "rmsnorm: every pointer must be aligned to the size of its element");
     REQUIRE_INVALID_ARGUMENT(
         normalization::add_rmsnorm<__nv_bfloat16>(RmsNormVersion::Dispatch, a.data(), b.data(), odd,
                                                   b.data() + 32, nullptr, 2, 8, 1e-5f),
-        "aligned to the size of its element");
+        "add_rmsnorm: every pointer must be aligned to the size of its element");
   }
   {  // Overlapping buffers: y == x is in place (run above); any other overlap is refused.
     common::DeviceBuffer<float> a(64), b(64);
     REQUIRE_INVALID_ARGUMENT(
         normalization::layernorm<float>(LayerNormVersion::Dispatch, a.data(), nullptr, nullptr,
                                         a.data() + 1, nullptr, nullptr, 2, 8, 1e-5f),
-        "y overlaps x");
+        "layernorm: y overlaps x");
     REQUIRE_INVALID_ARGUMENT(
         normalization::rmsnorm<float>(RmsNormVersion::Dispatch, a.data() + 8, nullptr, a.data(),
                                       nullptr, 2, 16, 1e-5f),
-        "y overlaps x");
+        "rmsnorm: y overlaps x");
     // The fused add's residual may share memory with neither x nor y.
     REQUIRE_INVALID_ARGUMENT(
         normalization::add_rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), a.data(), nullptr,
                                           b.data(), nullptr, 2, 8, 1e-5f),
-        "the residual must not overlap x or y");
+        "add_rmsnorm: the residual must not overlap x or y");
     REQUIRE_INVALID_ARGUMENT(
         normalization::add_rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), b.data(), nullptr,
                                           b.data() + 4, nullptr, 2, 8, 1e-5f),
-        "the residual must not overlap x or y");
+        "add_rmsnorm: the residual must not overlap x or y");
     // The statistics are outputs: they may share memory with no other buffer, nor each other;
     // gamma and beta, read by every row, may not share memory with an output.
     common::DeviceBuffer<float> stats(16);
     REQUIRE_INVALID_ARGUMENT(
         normalization::layernorm<float>(LayerNormVersion::Dispatch, a.data(), nullptr, nullptr,
                                         b.data(), a.data() + 60, stats.data(), 2, 32, 1e-5f),
-        "mean and rstd must not overlap");
+        "layernorm: mean and rstd must not overlap");
     REQUIRE_INVALID_ARGUMENT(
         normalization::layernorm<float>(LayerNormVersion::Dispatch, a.data(), nullptr, nullptr,
                                         b.data(), stats.data(), stats.data() + 1, 2, 32, 1e-5f),
@@ -638,15 +643,15 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
     REQUIRE_INVALID_ARGUMENT(
         normalization::rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), nullptr, b.data(),
                                       b.data() + 63, 2, 32, 1e-5f),
-        "mean and rstd must not overlap");
+        "rmsnorm: mean and rstd must not overlap");
     REQUIRE_INVALID_ARGUMENT(
         normalization::layernorm<float>(LayerNormVersion::Dispatch, a.data(), nullptr,
                                         b.data() + 40, b.data(), nullptr, nullptr, 2, 32, 1e-5f),
-        "gamma and beta must not overlap y");
+        "layernorm: gamma and beta must not overlap y");
     REQUIRE_INVALID_ARGUMENT(
         normalization::add_rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), b.data(),
                                           b.data() + 8, b.data() + 32, nullptr, 1, 32, 1e-5f),
-        "gamma and beta must not overlap y or the residual");
+        "add_rmsnorm: gamma and beta must not overlap y or the residual");
     // gamma may share memory with x: both are only read.
     REQUIRE_NOTHROW(normalization::rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), a.data(),
                                                   b.data(), stats.data(), 2, 32, 1e-5f));
@@ -655,7 +660,7 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
     REQUIRE_INVALID_ARGUMENT(
         normalization::rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), nullptr, b.data(),
                                       nullptr, int64_t{1} << 40, int64_t{1} << 30, 1e-5f),
-        "overflows 64 bits");
+        "rmsnorm: a matrix of 1099511627776 x 1073741824 elements overflows 64 bits");
   }
 }
 

@@ -62,17 +62,19 @@ __global__ void take_first_k(const T* keys, const int* index, int64_t M, int64_t
   }
 }
 
-void check_size(int64_t M, int64_t N) {
-  CHECK_ARG(M >= 0 && N >= 1, "need M >= 0 and N >= 1, got M = " << M << ", N = " << N);
-  CHECK_ARG(M * N < (int64_t{1} << 31),
-            "CUB's segmented sort counts items in int: M * N = " << M * N << " must be below 2^31");
+// `who`: the public function called, named by a refusal.
+void check_size(const char* who, int64_t M, int64_t N) {
+  CHECK_ARG_FOR(who, M >= 0 && N >= 1, "need M >= 0 and N >= 1, got M = " << M << ", N = " << N);
+  CHECK_ARG_FOR(
+      who, M * N < (int64_t{1} << 31),
+      "CUB's segmented sort counts items in int: M * N = " << M * N << " must be below 2^31");
 }
 
 }  // namespace
 
 template <typename T>
 size_t workspace_bytes(int64_t M, int64_t N) {
-  check_size(M, N);
+  check_size(__func__, M, N);
   return layout<T>(M, N).total;
 }
 
@@ -80,7 +82,7 @@ template <typename T>
 void topk(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices, void* workspace,
           size_t workspace_size, cudaStream_t stream) {
   topk::check_problem(__func__, x, M, N, k, indices, static_cast<int>(N), values);
-  check_size(M, N);
+  check_size(__func__, M, N);
   if (M == 0) return;
   const Layout l = layout<T>(M, N);
   CHECK_ARG(workspace != nullptr && workspace_size >= l.total,

@@ -748,6 +748,9 @@ TEST_CASE("bad arguments are reported", "[ch11_topk][arguments]") {
     REQUIRE_FALSE(topk::supports(v, 1, 2000, topk::max_k(v) + 1, 4));  // over max_k
   }
   REQUIRE(topk::cluster_row_max_n(0) == 0);
+  // The CUB baseline's own limit, named by the function called.
+  REQUIRE_INVALID_ARGUMENT(cub_topk::workspace_bytes<float>(int64_t{1} << 16, int64_t{1} << 16),
+                           "workspace_bytes: CUB's segmented sort counts items in int");
 }
 
 TEST_CASE("M * N > 2^31: bf16 logits of 16777 x 128256", "[ch11_topk][dispatch][large]") {

@@ -304,12 +304,12 @@ int64_t max_registers_n() {
 template <typename T>
 void layernorm(LayerNormVersion v, const T* x, const T* gamma, const T* beta, T* y, float* mean,
                float* rstd, int64_t rows, int64_t n, float eps, cudaStream_t stream) {
-  detail::check_sizes<T>(rows, n, eps);
+  detail::check_sizes<T>(__func__, rows, n, eps);
   if (rows == 0) return;
   CHECK_ARG(x != nullptr && y != nullptr, "x and y must not be null");
-  detail::check_element_alignment(x, gamma, beta, y, mean, rstd);
-  detail::check_output_placement(x, y, rows * n);
-  detail::check_side_buffer_placement<T>(x, nullptr, gamma, beta, y, mean, rstd, rows, n);
+  detail::check_element_alignment(__func__, x, gamma, beta, y, mean, rstd);
+  detail::check_output_placement(__func__, x, y, rows * n);
+  detail::check_side_buffer_placement<T>(__func__, x, nullptr, gamma, beta, y, mean, rstd, rows, n);
   if (v == LayerNormVersion::Dispatch) v = choose_layernorm_version<T>(rows, n);
   using namespace detail;
   switch (v) {
@@ -354,7 +354,7 @@ void layernorm(LayerNormVersion v, const T* x, const T* gamma, const T* beta, T*
     }
     case LayerNormVersion::Reread:
       for_each_reread_launch<T, NormOp::LayerNorm>(
-          rows, n, rows_aligned<T>(n, {x, y, gamma, beta}),
+          __func__, rows, n, rows_aligned<T>(n, {x, y, gamma, beta}),
           [&](auto threads, auto packs, auto aligned, int64_t first, unsigned blocks) {
             layernorm_reread_kernel<T, decltype(threads)::value, decltype(packs)::value,
                                     decltype(aligned)::value>

@@ -258,9 +258,10 @@ __global__ void __launch_bounds__(kThreads,
   if (team.rank == 0) write_stats(nullptr, rstd_out, row, 0.0f, rstd);
 }
 
+// `who`: the public function called, named by every refusal.
 template <typename T, bool kFused>
-void launch(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, float* rstd,
-            int64_t rows, int64_t n, float eps, cudaStream_t stream) {
+void launch(const char* who, RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y,
+            float* rstd, int64_t rows, int64_t n, float eps, cudaStream_t stream) {
   switch (v) {
     case RmsNormVersion::BlockLoop:
       rmsnorm_block_loop_kernel<T, kFused>
@@ -271,8 +272,9 @@ void launch(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, flo
     case RmsNormVersion::Registers: {
       const auto config =
           registers_config<T>(kFused ? NormOp::AddRmsNorm : NormOp::RmsNorm, rows, n);
-      CHECK_ARG(config.has_value(), "n = " << n << " does not fit in registers (at most "
-                                           << max_registers_n<T>() << " for this type)");
+      CHECK_ARG_FOR(who, config.has_value(),
+                    "n = " << n << " does not fit in registers (at most " << max_registers_n<T>()
+                           << " for this type)");
       const int64_t rows_per_block = config->warp_per_row ? config->threads / 32 : 1;
       with_registers_instance<T>(
           *config, rows_aligned<T>(n, {x, residual, gamma, y}),
@@ -287,7 +289,7 @@ void launch(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, flo
     }
     case RmsNormVersion::Pipelined: {
       const auto config = pipelined_config<T>(n, kFused ? 2 : 1);
-      CHECK_ARG(config.has_value(), pipelined_refusal(n));
+      CHECK_ARG_FOR(who, config.has_value(), pipelined_refusal(n));
       with_pipelined_instance<T, kFused ? 2 : 1>(
           *config, rows_aligned<T>(n, {x, residual, gamma, y}), [&](auto packs, auto aligned) {
             const auto kernel = rmsnorm_pipelined_kernel<T, decltype(packs)::value, kFused,
@@ -300,7 +302,7 @@ void launch(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, flo
     }
     case RmsNormVersion::Reread:
       for_each_reread_launch<T, rmsnorm_op(kFused)>(
-          rows, n, rows_aligned<T>(n, {x, residual, gamma, y}),
+          who, rows, n, rows_aligned<T>(n, {x, residual, gamma, y}),
           [&](auto threads, auto packs, auto aligned, int64_t first, unsigned blocks) {
             rmsnorm_reread_kernel<T, decltype(threads)::value, decltype(packs)::value, kFused,
                                   decltype(aligned)::value>
@@ -312,8 +314,9 @@ void launch(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, flo
     case RmsNormVersion::Dispatch:
       break;  // the callers resolve it first
   }
-  CHECK_ARG(false, "no kernel for version " << static_cast<int>(v)
-                                            << " (did choose_rmsnorm_version return Dispatch?)");
+  CHECK_ARG_FOR(who, false,
+                "no kernel for version " << static_cast<int>(v)
+                                         << " (did choose_rmsnorm_version return Dispatch?)");
 }
 
 }  // namespace detail
@@ -337,29 +340,31 @@ const char* version_name(RmsNormVersion v) {
 template <typename T>
 void rmsnorm(RmsNormVersion v, const T* x, const T* gamma, T* y, float* rstd, int64_t rows,
              int64_t n, float eps, cudaStream_t stream) {
-  detail::check_sizes<T>(rows, n, eps);
+  detail::check_sizes<T>(__func__, rows, n, eps);
   if (rows == 0) return;
   CHECK_ARG(x != nullptr && y != nullptr, "x and y must not be null");
-  detail::check_element_alignment(x, gamma, y, rstd);
-  detail::check_output_placement(x, y, rows * n);
-  detail::check_side_buffer_placement<T>(x, nullptr, gamma, nullptr, y, nullptr, rstd, rows, n);
+  detail::check_element_alignment(__func__, x, gamma, y, rstd);
+  detail::check_output_placement(__func__, x, y, rows * n);
+  detail::check_side_buffer_placement<T>(__func__, x, nullptr, gamma, nullptr, y, nullptr, rstd,
+                                         rows, n);
   if (v == RmsNormVersion::Dispatch) v = choose_rmsnorm_version<T>(rows, n, false);
-  detail::launch<T, false>(v, x, nullptr, gamma, y, rstd, rows, n, eps, stream);
+  detail::launch<T, false>(__func__, v, x, nullptr, gamma, y, rstd, rows, n, eps, stream);
 }
 
 template <typename T>
 void add_rmsnorm(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, float* rstd,
                  int64_t rows, int64_t n, float eps, cudaStream_t stream) {
-  detail::check_sizes<T>(rows, n, eps);
+  detail::check_sizes<T>(__func__, rows, n, eps);
   if (rows == 0) return;
   CHECK_ARG(x != nullptr && residual != nullptr && y != nullptr,
             "x, residual and y must not be null");
-  detail::check_element_alignment(x, residual, gamma, y, rstd);
-  detail::check_output_placement(x, y, rows * n);
-  detail::check_residual_placement(x, residual, y, rows * n);
-  detail::check_side_buffer_placement<T>(x, residual, gamma, nullptr, y, nullptr, rstd, rows, n);
+  detail::check_element_alignment(__func__, x, residual, gamma, y, rstd);
+  detail::check_output_placement(__func__, x, y, rows * n);
+  detail::check_residual_placement(__func__, x, residual, y, rows * n);
+  detail::check_side_buffer_placement<T>(__func__, x, residual, gamma, nullptr, y, nullptr, rstd,
+                                         rows, n);
   if (v == RmsNormVersion::Dispatch) v = choose_rmsnorm_version<T>(rows, n, true);
-  detail::launch<T, true>(v, x, residual, gamma, y, rstd, rows, n, eps, stream);
+  detail::launch<T, true>(__func__, v, x, residual, gamma, y, rstd, rows, n, eps, stream);
 }
 
 #define CH10_INSTANTIATE(T)                                                                       \
