@@ -65,9 +65,11 @@ __global__ void take_first_k(const T* keys, const int* index, int64_t M, int64_t
 // `who`: the public function called, named by a refusal.
 void check_size(const char* who, int64_t M, int64_t N) {
   CHECK_ARG_FOR(who, M >= 0 && N >= 1, "need M >= 0 and N >= 1, got M = " << M << ", N = " << N);
-  CHECK_ARG_FOR(
-      who, M * N < (int64_t{1} << 31),
-      "CUB's segmented sort counts items in int: M * N = " << M * N << " must be below 2^31");
+  // M and N first, so that their product cannot overflow.
+  constexpr int64_t kIntItems = int64_t{1} << 31;
+  CHECK_ARG_FOR(who, M < kIntItems && N < kIntItems && M * N < kIntItems,
+                "CUB's segmented sort counts items in int: M * N (" << M << " x " << N
+                                                                    << ") must be below 2^31");
 }
 
 }  // namespace
@@ -84,9 +86,13 @@ void topk(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices, 
   topk::check_problem(__func__, x, M, N, k, indices, static_cast<int>(N), values);
   check_size(__func__, M, N);
   if (M == 0) return;
+  CHECK_ARG(values != nullptr, "values must not be null");
   const Layout l = layout<T>(M, N);
   CHECK_ARG(workspace != nullptr && workspace_size >= l.total,
             "CUB's top-k needs " << l.total << " bytes of workspace, got " << workspace_size);
+  // The index arrays start at multiples of 256 bytes from it; CUB aligns its own part.
+  CHECK_ARG(reinterpret_cast<uintptr_t>(workspace) % alignof(int) == 0,
+            "the workspace must be 4-byte aligned (cudaMalloc's pointers are)");
   auto* base = static_cast<unsigned char*>(workspace);
   T* keys = reinterpret_cast<T*>(base);
   int* index_in = reinterpret_cast<int*>(base + l.keys);

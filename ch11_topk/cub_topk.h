@@ -16,7 +16,9 @@
 namespace cub_topk {
 
 // Scratch for an [M, N] problem: the sorted keys, two index arrays, row offsets and CUB's own
-// temporary storage. M * N must be below 2^31 (CUB's item count).
+// temporary storage. M * N must be below 2^31 (CUB's item count). topk's workspace must be at
+// least that large and 4-byte aligned; like the chapter's launchers, it refuses null pointers,
+// misaligned elements and buffers that share memory (std::invalid_argument).
 template <typename T>
 size_t workspace_bytes(int64_t M, int64_t N);
 

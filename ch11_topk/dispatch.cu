@@ -2,6 +2,7 @@
 #include "seed_sample.h"
 #include "topk.h"
 #include "topk_keys.cuh"
+#include "topk_launch.h"
 
 #include "common/gpu_info.hpp"
 
@@ -94,32 +95,46 @@ Plan choose_plan(int64_t M, int64_t N, int k, int elem_bytes) {
   // END TODO 6
 }
 
+namespace {
+
+// Version v's launcher; `who`, the public function called, is named by every refusal.
+template <typename T>
+void run(const char* who, Version v, const T* x, int64_t M, int64_t N, int k, T* values,
+         int64_t* indices, void* workspace, cudaStream_t stream) {
+  switch (v) {
+    case Version::ThreadQueue:
+      return detail::topk_thread_queue(who, x, M, N, k, values, indices, stream);
+    case Version::WarpMerge:
+      return detail::topk_warp_merge(who, x, M, N, k, values, indices, stream);
+    case Version::RadixSelect:
+      return detail::topk_filtered(who, x, M, N, k, 1, values, indices, workspace, stream);
+    case Version::SplitRow:
+      return detail::topk_filtered(who, x, M, N, k, 0, values, indices, workspace, stream);
+    case Version::ClusterRow:
+      return detail::topk_cluster_row(who, x, M, N, k, values, indices, stream);
+  }
+  CHECK_ARG_FOR(who, false, "unknown version " << static_cast<int>(v));
+}
+
+}  // namespace
+
 template <typename T>
 void topk(Version v, const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
           void* workspace, cudaStream_t stream) {
-  switch (v) {
-    case Version::ThreadQueue:
-      return topk_thread_queue(x, M, N, k, values, indices, stream);
-    case Version::WarpMerge:
-      return topk_warp_merge(x, M, N, k, values, indices, stream);
-    case Version::RadixSelect:
-      return topk_filtered(x, M, N, k, 1, values, indices, workspace, stream);
-    case Version::SplitRow:
-      return topk_filtered(x, M, N, k, 0, values, indices, workspace, stream);
-    case Version::ClusterRow:
-      return topk_cluster_row(x, M, N, k, values, indices, stream);
-  }
-  CHECK_ARG(false, "unknown version " << static_cast<int>(v));
+  run(__func__, v, x, M, N, k, values, indices, workspace, stream);
 }
 
 template <typename T>
 void topk(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices, void* workspace,
           cudaStream_t stream) {
   check_problem(__func__, x, M, N, k, indices, kMaxK, values);
+  CHECK_ARG(M == 0 || values != nullptr, "values must not be null");
   const Plan plan = choose_plan(M, N, k, static_cast<int>(sizeof(T)));
-  if (plan.version == Version::SplitRow)
-    return topk_filtered(x, M, N, k, plan.chunks, values, indices, workspace, stream);
-  topk(plan.version, x, M, N, k, values, indices, workspace, stream);
+  if (plan.version == Version::SplitRow) {
+    return detail::topk_filtered(__func__, x, M, N, k, plan.chunks, values, indices, workspace,
+                                 stream);
+  }
+  run(__func__, plan.version, x, M, N, k, values, indices, workspace, stream);
 }
 
 #define TOPK_INSTANTIATE_DISPATCH(T)                                                               \

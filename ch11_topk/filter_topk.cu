@@ -31,6 +31,7 @@
 #include "seed_sample.h"
 #include "topk.h"
 #include "topk_keys.cuh"
+#include "topk_launch.h"
 
 #include "common/block_reduce.cuh"
 #include "common/cluster_mailbox.cuh"
@@ -1135,11 +1136,17 @@ void run_filter(const char* who, const T* x, int64_t M, int64_t N, int k, int ch
 }  // namespace detail
 
 template <typename T>
+void detail::topk_filtered(const char* who, const T* x, int64_t M, int64_t N, int k, int chunks,
+                           T* values, int64_t* indices, void* workspace, cudaStream_t stream) {
+  CHECK_ARG_FOR(who, M == 0 || values != nullptr, "values must not be null");
+  run_filter<T, false>(who, x, M, N, k, chunks, 1.0f, values, indices, nullptr, nullptr, workspace,
+                       stream);
+}
+
+template <typename T>
 void topk_filtered(const T* x, int64_t M, int64_t N, int k, int chunks, T* values, int64_t* indices,
                    void* workspace, cudaStream_t stream) {
-  CHECK_ARG(M == 0 || values != nullptr, "values must not be null");
-  detail::run_filter<T, false>(__func__, x, M, N, k, chunks, 1.0f, values, indices, nullptr,
-                               nullptr, workspace, stream);
+  detail::topk_filtered(__func__, x, M, N, k, chunks, values, indices, workspace, stream);
 }
 
 template <typename T>
@@ -1156,31 +1163,41 @@ void softmax_topk(const T* x, int64_t M, int64_t N, int k, float temperature, in
 }
 
 template <typename T>
-void topk_cluster_row(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
-                      cudaStream_t stream) {
-  check_problem(__func__, x, M, N, k, indices, kMaxK, values);
-  CHECK_ARG(M == 0 || values != nullptr, "values must not be null");
-  CHECK_ARG(N <= cluster_row_max_n(static_cast<int>(sizeof(T))),
-            "rows of N = " << N << " do not fit one cluster's registers (at most "
-                           << cluster_row_max_n(static_cast<int>(sizeof(T))) << ")");
-  CHECK_ARG(M <= 65535, "M = " << M << " exceeds the grid's 65535 rows of clusters");
-  CHECK_ARG(common::has_sm90_features(),
-            "thread-block clusters need sm_90 or newer; " << common::sm90_features_missing());
+void detail::topk_cluster_row(const char* who, const T* x, int64_t M, int64_t N, int k, T* values,
+                              int64_t* indices, cudaStream_t stream) {
+  check_problem(who, x, M, N, k, indices, kMaxK, values);
+  CHECK_ARG_FOR(who, M == 0 || values != nullptr, "values must not be null");
+  CHECK_ARG_FOR(who, N <= cluster_row_max_n(static_cast<int>(sizeof(T))),
+                "rows of N = " << N << " do not fit one cluster's registers (at most "
+                               << cluster_row_max_n(static_cast<int>(sizeof(T))) << ")");
+  CHECK_ARG_FOR(who, M <= 65535, "M = " << M << " exceeds the grid's 65535 rows of clusters");
+  CHECK_ARG_FOR(who, common::has_sm90_features(),
+                "thread-block clusters need sm_90 or newer; " << common::sm90_features_missing());
   if (M == 0) return;
   // At least ceil(k / 128) blocks, so that no block is asked for a bound deeper than 128.
-  const int blocks = std::max(detail::cluster_row_blocks<T>(N),
-                              (k + detail::kMaxClusterDepth - 1) / detail::kMaxClusterDepth);
-  if (k <= detail::SmallK::kMaxK)
-    detail::launch_cluster_row<T, detail::SmallK>(x, M, N, k, values, indices, blocks, stream);
+  const int blocks =
+      std::max(cluster_row_blocks<T>(N), (k + kMaxClusterDepth - 1) / kMaxClusterDepth);
+  if (k <= SmallK::kMaxK)
+    launch_cluster_row<T, SmallK>(x, M, N, k, values, indices, blocks, stream);
   else
-    detail::launch_cluster_row<T, detail::LargeK>(x, M, N, k, values, indices, blocks, stream);
+    launch_cluster_row<T, LargeK>(x, M, N, k, values, indices, blocks, stream);
 }
 
-#define TOPK_INSTANTIATE_FILTER(T)                                                          \
-  template void topk_filtered(const T*, int64_t, int64_t, int, int, T*, int64_t*, void*,    \
-                              cudaStream_t);                                                \
-  template void softmax_topk(const T*, int64_t, int64_t, int, float, int, int64_t*, float*, \
-                             float*, void*, cudaStream_t);                                  \
+template <typename T>
+void topk_cluster_row(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
+                      cudaStream_t stream) {
+  detail::topk_cluster_row(__func__, x, M, N, k, values, indices, stream);
+}
+
+#define TOPK_INSTANTIATE_FILTER(T)                                                           \
+  template void detail::topk_filtered(const char*, const T*, int64_t, int64_t, int, int, T*, \
+                                      int64_t*, void*, cudaStream_t);                        \
+  template void detail::topk_cluster_row(const char*, const T*, int64_t, int64_t, int, T*,   \
+                                         int64_t*, cudaStream_t);                            \
+  template void topk_filtered(const T*, int64_t, int64_t, int, int, T*, int64_t*, void*,     \
+                              cudaStream_t);                                                 \
+  template void softmax_topk(const T*, int64_t, int64_t, int, float, int, int64_t*, float*,  \
+                             float*, void*, cudaStream_t);                                   \
   template void topk_cluster_row(const T*, int64_t, int64_t, int, T*, int64_t*, cudaStream_t);
 TOPK_INSTANTIATE_FILTER(float)
 TOPK_INSTANTIATE_FILTER(__half)

@@ -505,17 +505,18 @@ TEST_CASE("version 4b: a row in a cluster's registers", "[ch11_topk][cluster_row
     common::DeviceBuffer<float> x(static_cast<size_t>(std::max(too_long, too_many)));
     common::DeviceBuffer<float> values(static_cast<size_t>(too_many));
     common::DeviceBuffer<int64_t> indices(static_cast<size_t>(too_many));
-    REQUIRE_INVALID_ARGUMENT(topk::topk(topk::Version::ClusterRow, x.data(), 1, too_long, 1,
-                                        values.data(), indices.data(), nullptr),
-                             "do not fit one cluster's registers");
+    REQUIRE_INVALID_ARGUMENT(
+        topk::topk(topk::Version::ClusterRow, x.data(), 1, too_long, 1, values.data(),
+                   indices.data(), nullptr),
+        "topk: rows of N = " + std::to_string(too_long) + " do not fit one cluster's registers");
     REQUIRE_INVALID_ARGUMENT(topk::topk(topk::Version::ClusterRow, x.data(), too_many, 1, 1,
                                         values.data(), indices.data(), nullptr),
-                             "exceeds the grid's 65535 rows of clusters");
+                             "topk: M = 65536 exceeds the grid's 65535 rows of clusters");
     if (!common::has_sm90_features()) {
       REQUIRE_FALSE(topk::supports(topk::Version::ClusterRow, 1, 1024, 1, 4));
       REQUIRE_INVALID_ARGUMENT(topk::topk(topk::Version::ClusterRow, x.data(), 1, 1024, 1,
                                           values.data(), indices.data(), nullptr),
-                               "thread-block clusters need sm_90");
+                               "topk: thread-block clusters need sm_90");
       return;  // the rest runs the kernel
     }
   }
@@ -662,42 +663,48 @@ TEST_CASE("bad arguments are reported", "[ch11_topk][arguments]") {
   common::DeviceBuffer<float> x(2000), values(1100), probs(1100);
   common::DeviceBuffer<int64_t> indices(1100);
   REQUIRE_INVALID_ARGUMENT(topk::topk(x.data(), 1, 10, 11, values.data(), indices.data(), nullptr),
-                           "is larger than the row length");
+                           "topk: k = 11 is larger than the row length N = 10");
   REQUIRE_INVALID_ARGUMENT(topk::topk(x.data(), 1, 10, 0, values.data(), indices.data(), nullptr),
-                           "k must be >= 1");
+                           "topk: k must be >= 1");
   REQUIRE_INVALID_ARGUMENT(
       topk::topk(x.data(), 1, 2000, 1025, values.data(), indices.data(), nullptr),
-      "exceeds this version's limit");
+      "topk: k = 1025 exceeds this version's limit of 1024");
   REQUIRE_INVALID_ARGUMENT(topk::topk(topk::Version::ThreadQueue, x.data(), 1, 100, 33,
                                       values.data(), indices.data(), nullptr),
-                           "exceeds this version's limit of 32");
+                           "topk: k = 33 exceeds this version's limit of 32");
   REQUIRE_INVALID_ARGUMENT(topk::topk(topk::Version::WarpMerge, x.data(), 1, 1000, 257,
                                       values.data(), indices.data(), nullptr),
-                           "exceeds this version's limit of 256");
+                           "topk: k = 257 exceeds this version's limit of 256");
   REQUIRE_INVALID_ARGUMENT(topk::topk(x.data(), -1, 10, 1, values.data(), indices.data(), nullptr),
-                           "M must be >= 0");
+                           "topk: M must be >= 0");
   REQUIRE_INVALID_ARGUMENT(topk::topk(x.data(), 1, 0, 1, values.data(), indices.data(), nullptr),
-                           "N must be >= 1");
+                           "topk: N must be >= 1");
   REQUIRE_INVALID_ARGUMENT(topk::topk(x.data(), 1, 10, 1, values.data(), nullptr, nullptr),
-                           "must not be null");
+                           "topk: x and indices must not be null");
+  REQUIRE_INVALID_ARGUMENT(
+      topk::topk(x.data(), 1, 10, 1, static_cast<float*>(nullptr), indices.data(), nullptr),
+      "topk: values must not be null");
+  REQUIRE_INVALID_ARGUMENT(topk::topk(topk::Version::ThreadQueue, x.data(), 1, 10, 1,
+                                      static_cast<float*>(nullptr), indices.data(), nullptr),
+                           "topk: values must not be null");
   // A pointer between two elements would fault inside a kernel; it is refused before.
   const auto* odd_x =
       reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(x.data()) + 2);
   auto* odd_values = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(values.data()) + 1);
   REQUIRE_INVALID_ARGUMENT(topk::topk(odd_x, 1, 10, 1, values.data(), indices.data(), nullptr),
-                           "aligned to the size of its element");
+                           "topk: every pointer must be aligned to the size of its element");
   REQUIRE_INVALID_ARGUMENT(topk::topk(x.data(), 1, 10, 1, odd_values, indices.data(), nullptr),
-                           "aligned to the size of its element");
+                           "topk: every pointer must be aligned to the size of its element");
   for (float temperature : {0.0f, -1.0f, INFINITY, 1e-39f})
     REQUIRE_INVALID_ARGUMENT(topk::softmax_topk(x.data(), 1, 10, 1, temperature, 1, indices.data(),
                                                 probs.data(), nullptr, nullptr),
-                             "temperature must be positive and finite");
+                             "softmax_topk: temperature must be positive and finite");
   // More blocks per row than kMaxChunks; the call must throw before it touches anything.
   REQUIRE_INVALID_ARGUMENT(topk::workspace_bytes(1, 1 << 20, 1, topk::kMaxChunks + 1),
-                           "chunks must be in");
+                           "workspace_bytes: chunks must be in");
   REQUIRE_INVALID_ARGUMENT(topk::topk_filtered(x.data(), 1, 1000, 1, topk::kMaxChunks + 1,
                                                values.data(), indices.data(), nullptr),
-                           "chunks must be in");
+                           "topk_filtered: chunks must be in");
   // A split row's workspace holds 64-bit words; a pointer off their alignment is refused.
   common::DeviceBuffer<unsigned char> ws(topk::workspace_bytes(1, 1000, 1, 2) + 8);
   REQUIRE_INVALID_ARGUMENT(
@@ -706,6 +713,12 @@ TEST_CASE("bad arguments are reported", "[ch11_topk][arguments]") {
   REQUIRE_INVALID_ARGUMENT(
       topk::topk_filtered(x.data(), 1, 1000, 1, 2, values.data(), indices.data(), nullptr),
       "topk_filtered: a split row (chunks = 2) needs workspace_bytes");
+  {  // Version 4 splits a row this long (its chunks depend on the GPU): no workspace, no run.
+    common::DeviceBuffer<float> long_row(1 << 16);
+    REQUIRE_INVALID_ARGUMENT(topk::topk(topk::Version::SplitRow, long_row.data(), 1, 1 << 16, 1,
+                                        values.data(), indices.data(), nullptr),
+                             "topk: a split row (chunks = ");
+  }
   // M = 0 is a valid, empty problem: no pointer is needed, nor checked.
   REQUIRE_NOTHROW(topk::topk_filtered<float>(nullptr, 0, 10, 1, 1, nullptr, nullptr, nullptr));
   REQUIRE_NOTHROW(topk::topk_filtered(odd_x, 0, 10, 1, 1, odd_values, indices.data(), nullptr));
@@ -713,34 +726,38 @@ TEST_CASE("bad arguments are reported", "[ch11_topk][arguments]") {
   REQUIRE_INVALID_ARGUMENT(
       topk::topk(x.data(), 2, 10, 5, reinterpret_cast<float*>(indices.data() + 4), indices.data(),
                  nullptr),
-      "must not share memory");
+      "topk: x, indices and the other outputs must not share memory");
   REQUIRE_INVALID_ARGUMENT(topk::topk(x.data(), 2, 10, 5, x.data() + 19, indices.data(), nullptr),
-                           "must not share memory");
+                           "topk: x, indices and the other outputs must not share memory");
   REQUIRE_INVALID_ARGUMENT(topk::topk(topk::Version::WarpMerge, x.data(), 2, 10, 5, values.data(),
                                       reinterpret_cast<int64_t*>(x.data() + 10), nullptr),
-                           "must not share memory");
+                           "topk: x, indices and the other outputs must not share memory");
   REQUIRE_INVALID_ARGUMENT(topk::softmax_topk(x.data(), 2, 10, 5, 1.0f, 1, indices.data(),
                                               probs.data(), probs.data() + 9, nullptr),
-                           "lse must not share memory");
+                           "softmax_topk: lse must not share memory");
   REQUIRE_INVALID_ARGUMENT(topk::softmax_topk(x.data(), 2, 10, 5, 1.0f, 1, indices.data(),
                                               x.data() + 10, nullptr, nullptr),
-                           "must not share memory");
+                           "softmax_topk: x, indices and the other outputs must not share memory");
   // Side by side is fine: lse right after probs, in the same allocation.
   REQUIRE_NOTHROW(topk::softmax_topk(x.data(), 2, 10, 5, 1.0f, 1, indices.data(), probs.data(),
                                      probs.data() + 10, nullptr));
   CUDA_CHECK(cudaDeviceSynchronize());
   // The queries check what the launches check: sizes and k, and an element size of 2 or 4.
-  REQUIRE_INVALID_ARGUMENT(topk::workspace_bytes(1, 1000, -1, 2), "k must be >= 1");
-  REQUIRE_INVALID_ARGUMENT(topk::workspace_bytes(-3, 1000, 5, 2), "M must be >= 0");
-  REQUIRE_INVALID_ARGUMENT(topk::workspace_bytes(int64_t{1} << 62, 1000, 50), "M must be < 2^31");
+  REQUIRE_INVALID_ARGUMENT(topk::workspace_bytes(1, 1000, -1, 2),
+                           "workspace_bytes: k must be >= 1");
+  REQUIRE_INVALID_ARGUMENT(topk::workspace_bytes(-3, 1000, 5, 2),
+                           "workspace_bytes: M must be >= 0");
+  REQUIRE_INVALID_ARGUMENT(topk::workspace_bytes(int64_t{1} << 62, 1000, 50),
+                           "workspace_bytes: M must be < 2^31");
   REQUIRE_INVALID_ARGUMENT(topk::workspace_bytes(1, 100, topk::kMaxK + 1),
-                           "is larger than the row length");
-  REQUIRE_INVALID_ARGUMENT(topk::choose_plan(1, 1000, 1, 0), "elem_bytes must be 2");
-  REQUIRE_INVALID_ARGUMENT(topk::choose_plan(1, 10, 11, 4), "is larger than the row length");
+                           "workspace_bytes: k = 1025 is larger than the row length");
+  REQUIRE_INVALID_ARGUMENT(topk::choose_plan(1, 1000, 1, 0), "choose_plan: elem_bytes must be 2");
+  REQUIRE_INVALID_ARGUMENT(topk::choose_plan(1, 10, 11, 4),
+                           "choose_plan: k = 11 is larger than the row length");
   for (topk::Version v : topk::kAllVersions) {
     INFO(topk::version_name(v));
-    REQUIRE_INVALID_ARGUMENT(topk::supports(v, 1, 100, 1, 0), "elem_bytes must be 2");
-    REQUIRE_INVALID_ARGUMENT(topk::supports(v, 1, 100, 1, 3), "elem_bytes must be 2");
+    REQUIRE_INVALID_ARGUMENT(topk::supports(v, 1, 100, 1, 0), "supports: elem_bytes must be 2");
+    REQUIRE_INVALID_ARGUMENT(topk::supports(v, 1, 100, 1, 3), "supports: elem_bytes must be 2");
     REQUIRE_FALSE(topk::supports(v, 1, 10, 20, 4));                    // k > N
     REQUIRE_FALSE(topk::supports(v, 1, 10, 0, 4));                     // k < 1
     REQUIRE_FALSE(topk::supports(v, -1, 100, 5, 4));                   // M < 0
@@ -748,9 +765,22 @@ TEST_CASE("bad arguments are reported", "[ch11_topk][arguments]") {
     REQUIRE_FALSE(topk::supports(v, 1, 2000, topk::max_k(v) + 1, 4));  // over max_k
   }
   REQUIRE(topk::cluster_row_max_n(0) == 0);
-  // The CUB baseline's own limit, named by the function called.
-  REQUIRE_INVALID_ARGUMENT(cub_topk::workspace_bytes<float>(int64_t{1} << 16, int64_t{1} << 16),
-                           "workspace_bytes: CUB's segmented sort counts items in int");
+  {  // The CUB baseline refuses as the chapter's launchers do, naming the function called.
+    for (int64_t size : {int64_t{1} << 16, int64_t{1} << 32})  // 2^32, 2^64: no overflow first
+      REQUIRE_INVALID_ARGUMENT(cub_topk::workspace_bytes<float>(size, size),
+                               "workspace_bytes: CUB's segmented sort counts items in int");
+    const size_t bytes = cub_topk::workspace_bytes<float>(1, 1000);
+    common::DeviceBuffer<unsigned char> cub_ws(bytes + 4);
+    REQUIRE_INVALID_ARGUMENT(cub_topk::topk(x.data(), 1, 1000, 5, static_cast<float*>(nullptr),
+                                            indices.data(), cub_ws.data(), bytes),
+                             "topk: values must not be null");
+    REQUIRE_INVALID_ARGUMENT(cub_topk::topk(x.data(), 1, 1000, 5, values.data(), indices.data(),
+                                            cub_ws.data(), bytes - 1),
+                             "topk: CUB's top-k needs " + std::to_string(bytes) + " bytes");
+    REQUIRE_INVALID_ARGUMENT(cub_topk::topk(x.data(), 1, 1000, 5, values.data(), indices.data(),
+                                            cub_ws.data() + 2, bytes),
+                             "topk: the workspace must be 4-byte aligned");
+  }
 }
 
 TEST_CASE("M * N > 2^31: bf16 logits of 16777 x 128256", "[ch11_topk][dispatch][large]") {

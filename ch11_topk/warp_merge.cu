@@ -12,6 +12,7 @@
 // warps' queues through shared memory with the same merge.
 #include "topk.h"
 #include "topk_keys.cuh"
+#include "topk_launch.h"
 
 namespace topk {
 namespace {
@@ -165,10 +166,10 @@ void launch_warp_merge(const T* x, int64_t M, int64_t N, int k, T* values, int64
 }  // namespace
 
 template <typename T>
-void topk_warp_merge(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
-                     cudaStream_t stream) {
-  check_problem(__func__, x, M, N, k, indices, max_k(Version::WarpMerge), values);
-  CHECK_ARG(M == 0 || values != nullptr, "values must not be null");
+void detail::topk_warp_merge(const char* who, const T* x, int64_t M, int64_t N, int k, T* values,
+                             int64_t* indices, cudaStream_t stream) {
+  check_problem(who, x, M, N, k, indices, max_k(Version::WarpMerge), values);
+  CHECK_ARG_FOR(who, M == 0 || values != nullptr, "values must not be null");
   if (M == 0) return;
   if (k <= 32)
     launch_warp_merge<T, 1>(x, M, N, k, values, indices, stream);
@@ -180,10 +181,19 @@ void topk_warp_merge(const T* x, int64_t M, int64_t N, int k, T* values, int64_t
     launch_warp_merge<T, 8>(x, M, N, k, values, indices, stream);
 }
 
-template void topk_warp_merge(const float*, int64_t, int64_t, int, float*, int64_t*, cudaStream_t);
-template void topk_warp_merge(const __half*, int64_t, int64_t, int, __half*, int64_t*,
-                              cudaStream_t);
-template void topk_warp_merge(const __nv_bfloat16*, int64_t, int64_t, int, __nv_bfloat16*, int64_t*,
-                              cudaStream_t);
+template <typename T>
+void topk_warp_merge(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
+                     cudaStream_t stream) {
+  detail::topk_warp_merge(__func__, x, M, N, k, values, indices, stream);
+}
+
+#define TOPK_INSTANTIATE_WARP_MERGE(T)                                                    \
+  template void detail::topk_warp_merge(const char*, const T*, int64_t, int64_t, int, T*, \
+                                        int64_t*, cudaStream_t);                          \
+  template void topk_warp_merge(const T*, int64_t, int64_t, int, T*, int64_t*, cudaStream_t);
+TOPK_INSTANTIATE_WARP_MERGE(float)
+TOPK_INSTANTIATE_WARP_MERGE(__half)
+TOPK_INSTANTIATE_WARP_MERGE(__nv_bfloat16)
+#undef TOPK_INSTANTIATE_WARP_MERGE
 
 }  // namespace topk

@@ -13,6 +13,7 @@
 // compare-and-moves, and with one queue per thread the merge has blockDim.x queues to combine.
 #include "topk.h"
 #include "topk_keys.cuh"
+#include "topk_launch.h"
 
 namespace topk {
 namespace {
@@ -102,10 +103,10 @@ __global__ void __launch_bounds__(kThreadQueueThreads)
 }  // namespace
 
 template <typename T>
-void topk_thread_queue(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
-                       cudaStream_t stream) {
-  check_problem(__func__, x, M, N, k, indices, max_k(Version::ThreadQueue), values);
-  CHECK_ARG(M == 0 || values != nullptr, "values must not be null");
+void detail::topk_thread_queue(const char* who, const T* x, int64_t M, int64_t N, int k, T* values,
+                               int64_t* indices, cudaStream_t stream) {
+  check_problem(who, x, M, N, k, indices, max_k(Version::ThreadQueue), values);
+  CHECK_ARG_FOR(who, M == 0 || values != nullptr, "values must not be null");
   if (M == 0) return;
   if (k <= 8)
     thread_queue_kernel<T, 8>
@@ -116,11 +117,19 @@ void topk_thread_queue(const T* x, int64_t M, int64_t N, int k, T* values, int64
   CUDA_CHECK_LAUNCH();
 }
 
-template void topk_thread_queue(const float*, int64_t, int64_t, int, float*, int64_t*,
-                                cudaStream_t);
-template void topk_thread_queue(const __half*, int64_t, int64_t, int, __half*, int64_t*,
-                                cudaStream_t);
-template void topk_thread_queue(const __nv_bfloat16*, int64_t, int64_t, int, __nv_bfloat16*,
-                                int64_t*, cudaStream_t);
+template <typename T>
+void topk_thread_queue(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
+                       cudaStream_t stream) {
+  detail::topk_thread_queue(__func__, x, M, N, k, values, indices, stream);
+}
+
+#define TOPK_INSTANTIATE_THREAD_QUEUE(T)                                                    \
+  template void detail::topk_thread_queue(const char*, const T*, int64_t, int64_t, int, T*, \
+                                          int64_t*, cudaStream_t);                          \
+  template void topk_thread_queue(const T*, int64_t, int64_t, int, T*, int64_t*, cudaStream_t);
+TOPK_INSTANTIATE_THREAD_QUEUE(float)
+TOPK_INSTANTIATE_THREAD_QUEUE(__half)
+TOPK_INSTANTIATE_THREAD_QUEUE(__nv_bfloat16)
+#undef TOPK_INSTANTIATE_THREAD_QUEUE
 
 }  // namespace topk
