@@ -1,7 +1,8 @@
 // Chapter 7, parallel reduction: the host API. The skeleton (ch07_reduction/reduction.cu) and the
 // solution (solutions/ch07_reduction/reduction.cu) implement exactly this header.
 //
-// All pointers are device pointers; `out` receives one float. Sizes are 64-bit: any n from 0 up.
+// All pointers are device pointers, aligned to the size of their elements (any element offset
+// is fine); `out` receives one float. Sizes are 64-bit: any n from 0 up.
 // The empty input sums to 0 and has maximum -inf; the maximum propagates NaN.
 // Every call validates its arguments (std::invalid_argument) and checks its launches
 // (common::CudaError).

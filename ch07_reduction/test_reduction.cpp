@@ -235,11 +235,33 @@ TEST_CASE("bad arguments are rejected with a clear error", "[ch07_reduction][arg
   REQUIRE_INVALID_ARGUMENT(reduction::max(x.data(), -5, out.data(), ws.data()),
                            "max: n must be >= 0");
   REQUIRE_INVALID_ARGUMENT(reduction::sum(x16.data(), 16, nullptr, ws.data()), "sum: out is null");
-  REQUIRE_INVALID_ARGUMENT(reduction::workspace_bytes(Version::Final, -1), "n must be >= 0");
+  {  // A pointer between two elements would fault inside a kernel; it is refused before.
+    const auto* odd_x =
+        reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(x.data()) + 2);
+    auto* odd_out = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(out.data()) + 1);
+    const auto* odd_x16 = reinterpret_cast<const __nv_bfloat16*>(
+        reinterpret_cast<const unsigned char*>(x16.data()) + 1);
+    for (Version v : reduction::kAllVersions) {
+      INFO(reduction::version_name(v));
+      REQUIRE_INVALID_ARGUMENT(reduction::sum(v, odd_x, 8, out.data(), ws.data()),
+                               "sum: x and out must be aligned");
+      REQUIRE_INVALID_ARGUMENT(reduction::sum(v, x.data(), 8, odd_out, ws.data()),
+                               "sum: x and out must be aligned");
+    }
+    REQUIRE_INVALID_ARGUMENT(reduction::sum(odd_x16, 8, out.data(), ws.data()),
+                             "sum: x and out must be aligned");
+    REQUIRE_INVALID_ARGUMENT(reduction::max(odd_x, 8, out.data(), ws.data()),
+                             "max: x and out must be aligned");
+  }
+  REQUIRE_INVALID_ARGUMENT(reduction::workspace_bytes(Version::Final, -1),
+                           "workspace_bytes: n must be >= 0");
+  REQUIRE_INVALID_ARGUMENT(reduction::final_float_sum_launch(-1),
+                           "final_float_sum_launch: n must be >= 0");
   const auto not_a_version = static_cast<Version>(99);
-  REQUIRE_INVALID_ARGUMENT(reduction::workspace_bytes(not_a_version, 16), "unknown version 99");
+  REQUIRE_INVALID_ARGUMENT(reduction::workspace_bytes(not_a_version, 16),
+                           "workspace_bytes: unknown version 99");
   REQUIRE_INVALID_ARGUMENT(reduction::sum(not_a_version, x.data(), 16, out.data(), ws.data()),
-                           "unknown version 99");
+                           "sum: unknown version 99");
   // The vendor baseline checks its arguments as the chapter does (the size query takes nulls).
   const size_t cub_bytes =
       cub_baseline::sum(static_cast<const float*>(nullptr), 16, nullptr, nullptr, 0);
