@@ -63,7 +63,7 @@ constexpr int max_pipelined_packs(int inputs) {
 // stages must fit in a block's shared memory.
 template <typename T>
 std::optional<PipelinedConfig> pipelined_config(int64_t n, int inputs) {
-  if (!common::has_sm90_features()) return std::nullopt;
+  if (n < 1 || !common::has_sm90_features()) return std::nullopt;
   const int64_t packs = n / vec_of<T>();
   int p = std::max(1, kElementsPerThread / vec_of<T>());
   while (p <= max_pipelined_packs(inputs) && (packs + p - 1) / p > max_block_threads(p))

@@ -309,8 +309,21 @@ TEST_CASE("pipelined: rows streamed through a shared-memory ring by the copy eng
     REQUIRE_INVALID_ARGUMENT(
         normalization::layernorm<float>(LayerNormVersion::Pipelined, x.data(), nullptr, nullptr,
                                         y.data(), nullptr, nullptr, 1, 1024, 1e-5f),
-        "it needs the bulk copies of sm_90");
+        "layernorm: the pipelined version cannot run rows of n = 1024 here: it needs the bulk "
+        "copies of sm_90");
     return;
+  }
+  {  // A row beyond what the ring takes is refused, and why (in place: no other check can refuse
+     // first; nothing is read).
+    int64_t too_long = 1024;
+    while (normalization::pipelined_available<float>(too_long, false))
+      too_long *= 2;
+    common::DeviceBuffer<float> x(1);
+    REQUIRE_INVALID_ARGUMENT(
+        normalization::layernorm<float>(LayerNormVersion::Pipelined, x.data(), nullptr, nullptr,
+                                        x.data(), nullptr, nullptr, 1, too_long, 1e-5f),
+        "layernorm: the pipelined version cannot run rows of n = " + std::to_string(too_long) +
+            " here: a thread's share of the row must fit in registers");
   }
   check_pipelined_versions<float>();
   check_pipelined_versions<__half>();
@@ -580,18 +593,30 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
         "rmsnorm: rows must be >= 0");
     REQUIRE_INVALID_ARGUMENT(normalization::rmsnorm<float>(RmsNormVersion::Dispatch, nullptr,
                                                            nullptr, b.data(), nullptr, 4, 8, 1e-5f),
-                             "must not be null");
+                             "rmsnorm: x and y must not be null");
     REQUIRE_INVALID_ARGUMENT(
         normalization::layernorm<float>(LayerNormVersion::Dispatch, a.data(), nullptr, nullptr,
                                         nullptr, nullptr, nullptr, 4, 8, 1e-5f),
-        "must not be null");
+        "layernorm: x and y must not be null");
     REQUIRE_INVALID_ARGUMENT(
         normalization::add_rmsnorm<float>(RmsNormVersion::Dispatch, a.data(), nullptr, nullptr,
                                           b.data(), nullptr, 2, 8, 1e-5f),
-        "must not be null");
-    REQUIRE_INVALID_ARGUMENT(normalization::rmsnorm<float>(RmsNormVersion::Dispatch, a.data(),
-                                                           nullptr, b.data(), nullptr, 4, 8, -1.0f),
-                             "rmsnorm: eps must be finite and > 0");
+        "add_rmsnorm: x, residual and y must not be null");
+    for (float eps : {-1.0f, INFINITY, NAN}) {
+      REQUIRE_INVALID_ARGUMENT(normalization::rmsnorm<float>(RmsNormVersion::Dispatch, a.data(),
+                                                             nullptr, b.data(), nullptr, 4, 8, eps),
+                               "rmsnorm: eps must be finite and > 0");
+    }
+    // The queries answer no for rows without elements, which every launch refuses.
+    for (int64_t n : {int64_t{0}, int64_t{-4}}) {
+      CHECK_FALSE(normalization::pipelined_available<__nv_bfloat16>(n, false));
+      CHECK_FALSE(normalization::pipelined_available<float>(n, true));
+      for (NormOp op : {NormOp::LayerNorm, NormOp::RmsNorm, NormOp::AddRmsNorm}) {
+        CHECK_FALSE(normalization::pipelined_pays<__nv_bfloat16>(op, 4096, n));
+        CHECK_FALSE(normalization::reread_pays<__nv_bfloat16>(op, 4096, n));
+        CHECK_FALSE(normalization::reread_pays<float>(op, 1, n));
+      }
+    }
   }
   {
     common::DeviceBuffer<__nv_bfloat16> a(64), b(64);

@@ -55,7 +55,7 @@ bool pipelined_pays(NormOp op, int64_t rows, int64_t n) {
 
 template <typename T>
 bool reread_pays(NormOp op, int64_t rows, int64_t n) {
-  if (n > kMaxRereadN) return false;
+  if (n < 1 || n > kMaxRereadN) return false;
   // Too long for registers, a row is read twice anyway (Welford, the block loop), but one element
   // at a time: the reread versions were 1.2 to 4.9 times faster (H200, 512 rows of 128 KiB and
   // 256 rows of 256 KiB), also where the rows in flight overflow L2. Both are a block per row
