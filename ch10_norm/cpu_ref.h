@@ -38,7 +38,7 @@ AddRmsNormOutput<T> add_rmsnorm(const std::vector<T>& x, const std::vector<T>& r
                                 const std::vector<T>& gamma, int64_t rows, int64_t n, double eps);
 
 // Σ|x| / n of one row: how large the values are next to their spread, the quantity that decides
-// how much float statistics lose (see check::stats_error).
+// how much float statistics lose (see check::stats_error_factor).
 template <typename T>
 double mean_abs(const T* row, int64_t n);
 

@@ -1,15 +1,15 @@
 # add_chapter(): every chapter is built twice from one description, once from the skeleton in
 # <chapter>/ (the student's build) and once from solutions/<chapter>/ (the reference build).
 #
-#   add_chapter(NAME ch07_reduction
-#     TODO_SOURCES  reduction.cu            # files with TODO regions; solutions/<NAME>/ has them filled
+#   add_chapter(NAME chNN_topic
+#     TODO_SOURCES  kernels.cu              # files with TODO regions; solutions/<NAME>/ has them filled
 #     SOURCES       cpu_ref.cpp check.cpp   # shared by both builds: CPU reference and checker
-#     TESTS         test_reduction.cpp      # GPU tests of the kernels, built for student and solution
+#     TESTS         test_kernels.cpp        # GPU tests of the kernels, built for student and solution
 #     CHECKER_TESTS test_checker.cpp wrong_kernels.cu  # GPU tests: the checker rejects wrong kernels
 #     CPU_TESTS     test_cpu_ref.cpp        # tests that need no GPU
-#     TODO_CPU_TESTS test_one_pass_trap.cpp # tests of TODOs that run on the CPU, built for student
-#                                           # and solution; they need no GPU
-#     BENCH         bench_reduction.cu      # benchmark; the binary is named after the file
+#     TODO_CPU_TESTS test_trap.cpp          # tests of TODOs that run on the CPU, built for student
+#                                           # and solution; they need no GPU (ch10_norm has one)
+#     BENCH         bench_kernels.cu        # benchmark; the binary is named after the file
 #     LINK          CUDA::cublas)           # extra libraries for every target of the chapter
 #
 # ctest labels, one per test (selections that do not overlap):

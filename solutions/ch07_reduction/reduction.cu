@@ -186,9 +186,9 @@ __global__ void sum_warp_shuffle_kernel(const float* in, int64_t n, float* parti
 // ---------------------------------------------------------------------------------------------
 // Version 7: the final version, for float sum and max and for half/bf16 sums.
 // 256 threads and 4 loads in flight were the fastest of the block sizes (256 to 1024) and depths
-// (2 to 8) tried on an H200 at 2^28 elements, every combination within 2%. For float inputs from
-// 2^20 to 2^25 elements the launch takes 8 loads in flight (kLoadsInFlight, the kernel's last
-// template parameter): see final_loads_in_flight.
+// (2 to 8) tried on an H200 at 2^28 elements, every combination within 2%. For float inputs of
+// more than 4096 elements per SM up to 2^25 the launch takes 8 loads in flight (kLoadsInFlight,
+// the kernel's last template parameter): see final_loads_in_flight.
 constexpr int kFinalBlock = 256;
 
 template <typename T, typename Op>
