@@ -1,10 +1,15 @@
 #include "cudnn_softmax.h"
 
+#include "common/errors.hpp"
+
 #include <cuda_bf16.h>
 #include <cudnn.h>
 
+#include <climits>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace vendor {
 namespace {
@@ -39,16 +44,24 @@ cudnnHandle_t handle() {
 
 template <typename T>
 void cudnn_softmax(const T* x, T* y, int64_t rows, int64_t cols, cudaStream_t stream) {
+  // cuDNN describes tensors with int dimensions: a larger shape would be timed as another one.
+  CHECK_ARG(rows >= 0 && rows <= INT_MAX && cols >= 1 && cols <= INT_MAX,
+            "cuDNN takes 0 <= rows and 1 <= cols up to INT_MAX, got " << rows << " x " << cols);
+  if (rows == 0) return;
+  CHECK_ARG(x != nullptr && y != nullptr, "x and y must not be null");
   CUDNN_CHECK(cudnnSetStream(handle(), stream));
-  cudnnTensorDescriptor_t desc;
-  CUDNN_CHECK(cudnnCreateTensorDescriptor(&desc));
+  cudnnTensorDescriptor_t created;
+  CUDNN_CHECK(cudnnCreateTensorDescriptor(&created));
+  // Destroyed on every path, a failed call included.
+  const std::unique_ptr<std::remove_pointer_t<cudnnTensorDescriptor_t>,
+                        decltype(&cudnnDestroyTensorDescriptor)>
+      desc(created, &cudnnDestroyTensorDescriptor);
   // [rows, cols, 1, 1] in NCHW: CUDNN_SOFTMAX_MODE_INSTANCE normalises over C*H*W, one row.
-  CUDNN_CHECK(cudnnSetTensor4dDescriptor(desc, CUDNN_TENSOR_NCHW, data_type<T>(),
+  CUDNN_CHECK(cudnnSetTensor4dDescriptor(desc.get(), CUDNN_TENSOR_NCHW, data_type<T>(),
                                          static_cast<int>(rows), static_cast<int>(cols), 1, 1));
   const float one = 1.0f, zero = 0.0f;
   CUDNN_CHECK(cudnnSoftmaxForward(handle(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE,
-                                  &one, desc, x, &zero, desc, y));
-  CUDNN_CHECK(cudnnDestroyTensorDescriptor(desc));
+                                  &one, desc.get(), x, &zero, desc.get(), y));
 }
 
 template void cudnn_softmax<float>(const float*, float*, int64_t, int64_t, cudaStream_t);

@@ -8,7 +8,8 @@
 
 namespace vendor {
 
-// y = softmax(x) over rows of a [rows, cols] matrix; T: float or __nv_bfloat16.
+// y = softmax(x) over rows of a [rows, cols] matrix; T: float or __nv_bfloat16. cuDNN's
+// dimensions are int: rows and cols up to INT_MAX, else std::invalid_argument (rows = 0: nothing).
 template <typename T>
 void cudnn_softmax(const T* x, T* y, int64_t rows, int64_t cols, cudaStream_t stream);
 
