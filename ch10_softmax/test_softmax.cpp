@@ -463,19 +463,27 @@ TEST_CASE("arguments are validated", "[ch10_softmax][validation]") {
         softmax::softmax_backward(x, x, y, rows, cols);  // y and dy on one buffer: allowed
       }};
   const char* const names[] = {"softmax", "log_softmax", "softmax_backward"};
+  const char* const pointers[] = {"x and y", "x and y", "y, dy and dx"};
+  const char* const overlaps[] = {"x and y overlap without being equal",
+                                  "x and y overlap without being equal", "dx overlaps y or dy"};
   for (int i = 0; i < 3; ++i) {
     INFO(names[i]);
     const auto& call = forwards[i];
-    REQUIRE_INVALID_ARGUMENT(call(a.data(), b.data(), 1, 0), "cols must be >= 1");
-    REQUIRE_INVALID_ARGUMENT(call(a.data(), b.data(), -1, 4), "rows must be >= 0");
+    // Each message begins with the public function called.
+    auto from = [&](const std::string& what) { return names[i] + (": " + what); };
+    REQUIRE_INVALID_ARGUMENT(call(a.data(), b.data(), 1, 0), from("cols must be >= 1"));
+    REQUIRE_INVALID_ARGUMENT(call(a.data(), b.data(), -1, 4), from("rows must be >= 0"));
     REQUIRE_INVALID_ARGUMENT(call(a.data(), b.data(), int64_t{1} << 61, 2),
-                             "overflow 64 bits of bytes");
-    REQUIRE_INVALID_ARGUMENT(call(nullptr, b.data(), 2, 4), "got null");
-    REQUIRE_INVALID_ARGUMENT(call(a.data(), nullptr, 2, 4), "got null");
+                             from("rows * cols elements overflow 64 bits of bytes"));
+    REQUIRE_INVALID_ARGUMENT(call(nullptr, b.data(), 2, 4),
+                             from(pointers[i] + std::string(" must be device pointers, got null")));
+    REQUIRE_INVALID_ARGUMENT(call(a.data(), nullptr, 2, 4),
+                             from(pointers[i] + std::string(" must be device pointers, got null")));
     const auto* odd = reinterpret_cast<const float*>(reinterpret_cast<const char*>(a.data()) + 2);
-    REQUIRE_INVALID_ARGUMENT(call(odd, b.data(), 2, 4), "aligned to their element size");
+    REQUIRE_INVALID_ARGUMENT(call(odd, b.data(), 2, 4),
+                             from(pointers[i] + std::string(" must be aligned to their element")));
     // Partial overlap: the output starts one element into the input.
-    REQUIRE_INVALID_ARGUMENT(call(a.data(), a.data() + 1, 2, 8), "overlap");
+    REQUIRE_INVALID_ARGUMENT(call(a.data(), a.data() + 1, 2, 8), from(overlaps[i]));
     // No rows: nothing to do, nothing thrown, nothing launched.
     REQUIRE_NOTHROW(call(nullptr, nullptr, 0, 7));
   }
@@ -491,6 +499,22 @@ TEST_CASE("arguments are validated", "[ch10_softmax][validation]") {
                              "log_softmax: version 4 keeps a row in one warp's registers");
     REQUIRE_INVALID_ARGUMENT(softmax::softmax(static_cast<Version>(99), x.data(), y.data(), 1, 4),
                              "softmax: unknown version 99");
+  }
+  {  // Rows longer than versions 5, 5b and 6 hold, refused before anything is read (in place, so
+     // that no other check can refuse first).
+    common::DeviceBuffer<float> x(1);
+    const int64_t long_row = int64_t{1} << 28;
+    REQUIRE_INVALID_ARGUMENT(
+        softmax::softmax(Version::BlockCached, x.data(), x.data(), 1, long_row),
+        "softmax: version 5: a row of " + std::to_string(long_row) + " elements at this alignment");
+    REQUIRE_INVALID_ARGUMENT(
+        softmax::log_softmax(Version::BlockReread, x.data(), x.data(), 1, (int64_t{1} << 30) + 1),
+        "log_softmax: version 5b takes rows of at most 1073741824 elements");
+    if (softmax::detail::clusters_supported()) {  // before sm_90: the split_row test's refusal
+      REQUIRE_INVALID_ARGUMENT(
+          softmax::softmax(Version::SplitRow, x.data(), x.data(), 1, long_row),
+          "softmax: version 6: a row of " + std::to_string(long_row) + " elements at this");
+    }
   }
   // supports() agrees with the calls: false where they throw.
   REQUIRE_FALSE(softmax::supports<float>(Version::WarpPerRow, 1, 1025));
