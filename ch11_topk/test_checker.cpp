@@ -115,17 +115,21 @@ TEST_CASE("the checker judges half and bf16 top-k alike", "[checker]") {
 }
 
 // Row 0: ordinary logits (a wrong normalization or temperature shows); row 1: one logit of 1000,
-// so that exp without subtracting the maximum overflows.
+// so that exp without subtracting the maximum overflows; row 2: one NaN, which makes every
+// probability of its row NaN.
+constexpr int64_t kSoftmaxRows = 3;
 std::vector<float> softmax_revealing_input(int64_t N) {
-  std::vector<float> x = common::gen::logits(static_cast<size_t>(2 * N), 12);
+  std::vector<float> x = common::gen::logits(static_cast<size_t>(kSoftmaxRows * N), 12);
   x[static_cast<size_t>(N + 7)] = 1000.0f;
+  x[static_cast<size_t>(2 * N + 11)] = NAN;
   return x;
 }
 
 TEST_CASE("the checker accepts a correct softmax + top-k", "[checker]") {
   const int64_t N = 500;
   REQUIRE_CHECK(topk_check::check_softmax_topk(softmax_launcher(SoftmaxFlaw::None),
-                                               softmax_revealing_input(N), 2, N, 16, 2.0f, true));
+                                               softmax_revealing_input(N), kSoftmaxRows, N, 16,
+                                               2.0f, true));
 }
 
 TEST_CASE("the checker rejects each wrong softmax + top-k", "[checker]") {
@@ -134,7 +138,7 @@ TEST_CASE("the checker rejects each wrong softmax + top-k", "[checker]") {
   for (SoftmaxFlaw flaw : wrong_kernels::kAllSoftmaxFlaws) {
     INFO("wrong kernel: " << wrong_kernels::flaw_name(flaw));
     const common::CheckResult result =
-        topk_check::check_softmax_topk(softmax_launcher(flaw), x, 2, N, 16, 2.0f, true);
+        topk_check::check_softmax_topk(softmax_launcher(flaw), x, kSoftmaxRows, N, 16, 2.0f, true);
     INFO("checker said: " << result.message);
     CHECK_FALSE(result.ok);
   }

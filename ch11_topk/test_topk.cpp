@@ -42,6 +42,8 @@ enum class Data {
   MaskedInf,    // logits with a third of the vocabulary at -inf
   MaskedRows,   // logits, but every other row entirely -inf
   NaNs,         // logits with a few NaNs of both signs
+  NaNAmongInf,  // logits; in each row a run of 32 -inf holding one NaN (at the row's head, middle
+                // or tail): whole packs with no value but the NaN
   SignedZeros,  // {+0.0, -0.0, -1, -2}: the top k are tied zeros of both signs
   PlusInf,      // logits with a few +inf
   Huge,         // logits with a few kNearFloatMax (see there for 16-bit types)
@@ -63,6 +65,8 @@ const char* data_name(Data d) {
       return "masked rows";
     case Data::NaNs:
       return "NaNs";
+    case Data::NaNAmongInf:
+      return "NaN among -inf";
     case Data::SignedZeros:
       return "signed zeros";
     case Data::PlusInf:
@@ -99,6 +103,17 @@ std::vector<float> make_data(Data d, int64_t M, int64_t N, uint64_t seed) {
       x = common::gen::logits(n, seed);
       common::gen::sprinkle(x, kNaN, n / 1000 + 2, seed + 1);
       common::gen::sprinkle(x, -kNaN, 2, seed + 2);
+      return x;
+    case Data::NaNAmongInf:
+      // A maximum that skips NaN (fmaxf) loses it where nothing else in its pack counts: the row
+      // then sums to a number instead of NaN. Rows of at least 64 elements.
+      x = common::gen::logits(n, seed);
+      for (int64_t r = 0; r < M; ++r) {
+        const int64_t starts[] = {0, N / 2 - 16, N - 32}, offsets[] = {0, 13, 31};
+        float* run = &x[static_cast<size_t>(r * N + starts[r % 3])];
+        std::fill(run, run + 32, -kInf);
+        run[offsets[r % 3]] = kNaN;
+      }
       return x;
     case Data::SignedZeros:
       x = common::gen::ties(n, seed, 3);
@@ -581,6 +596,8 @@ TEST_CASE("version 5: fused softmax + top-k", "[ch11_topk][softmax_topk]") {
                                           {7, 17, 17, Data::MaskedInf, 1.0f, 1, false},
                                           {4, 2000, 32, Data::MaskedRows, 1.0f, 3, true},
                                           {2, 32000, 32, Data::NaNs, 1.0f, 1, true},
+                                          {3, 32000, 8, Data::NaNAmongInf, 1.0f, 1, true},
+                                          {3, 32000, 8, Data::NaNAmongInf, 1.0f, 4, true, 1},
                                           {2, 32000, 2, Data::PlusInf, 2.0f, 4, true},
                                           // x * (1 / temperature) overflows, and not
                                           {2, 32000, 8, Data::Huge, 0.93f, 1, true},
@@ -590,6 +607,8 @@ TEST_CASE("version 5: fused softmax + top-k", "[ch11_topk][softmax_topk]") {
                                           {2, 32000, 4, Data::Logits, 1e-9f, 1, true},
                                           {2, 32000, 4, Data::Logits, 1e-9f, 4, true, 1},
                                           {1024, 1024, 1, Data::Logits, 1.0f, 0, true},
+                                          // more chunks than the merging block has threads
+                                          {1, 256000, 50, Data::Logits, 1.0f, 150, true},
                                           {1, 151936, 256, Data::Ties, 1.0f, 0, false}};
   run_softmax_cases<float>(cases);
   run_softmax_cases<__half>(cases);
@@ -634,6 +653,26 @@ TEST_CASE("version 6: the dispatcher", "[ch11_topk][dispatch]") {
     cases.push_back({1024, 1024, 1024, Data::Ties});
     cases.push_back({1024, 17, 3, Data::NaNs});
     RUN_ALL_TYPES(cases, dispatch_for);
+  }
+  SECTION("a plan runs in the workspace the dispatcher asks for") {
+    // workspace_bytes(M, N, k) holds split_chunks(M, N) chunks: a plan of more would write past
+    // it, where the tests' shared workspace would not show it.
+    for (int64_t M : {1, 7, 64, 1024, 16777}) {
+      for (int64_t N : {1024, 32000, 128256, 256000}) {
+        for (int k : {1, 50, 1024}) {
+          for (int elem_bytes : {2, 4}) {
+            const topk::Plan plan = topk::choose_plan(M, N, k, elem_bytes);
+            INFO("M=" << M << " N=" << N << " k=" << k << " elem_bytes=" << elem_bytes << ": "
+                      << topk::version_name(plan.version) << ", chunks=" << plan.chunks);
+            REQUIRE(topk::supports(plan.version, M, N, k, elem_bytes));
+            if (plan.version == topk::Version::SplitRow) {
+              REQUIRE(plan.chunks >= 1);
+              REQUIRE(plan.chunks <= topk::split_chunks(M, N));
+            }
+          }
+        }
+      }
+    }
   }
   SECTION("the CUB baseline agrees (second reference)") {
     const std::vector<float> x = make_data(Data::Logits, 7, 50257, 900);
@@ -788,5 +827,5 @@ TEST_CASE("M * N > 2^31: bf16 logits of 16777 x 128256", "[ch11_topk][dispatch][
   const int64_t M = 16777, N = 128256;  // 2.15e9 elements, 4.3 GB
   auto launch = dispatch_launcher<__nv_bfloat16>();
   REQUIRE_CHECK(topk_check::check_topk_hashed<__nv_bfloat16>(launch, M, N, 50, 77,
-                                                             {0, 1, 8191, 16744, M - 1}));
+                                                             {0, 1, 8191, 16743, 16744, M - 1}));
 }

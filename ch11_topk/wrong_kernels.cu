@@ -79,7 +79,7 @@ __global__ void softmax_topk_kernel(SoftmaxFlaw flaw, const float* x, int64_t M,
   double l = 0.0;
   if (flaw != SoftmaxFlaw::NormalizesOverTopK)
     for (int64_t i = 0; i < N; ++i)
-      l += expf(y(i) - m);
+      if (flaw != SoftmaxFlaw::SkipsNaN || !isnan(y(i))) l += expf(y(i) - m);
   uint64_t previous = ~uint64_t{0};
   for (int j = 0; j < k; ++j) {
     previous = next_best(row, N, previous, Flaw::None);
@@ -131,6 +131,8 @@ const char* flaw_name(SoftmaxFlaw f) {
       return "ignores the temperature";
     case SoftmaxFlaw::ForgetsMax:
       return "forgets to subtract the maximum";
+    case SoftmaxFlaw::SkipsNaN:
+      return "leaves NaN out of the sum";
   }
   return "?";
 }

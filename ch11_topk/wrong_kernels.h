@@ -38,9 +38,11 @@ enum class SoftmaxFlaw {
   NormalizesOverTopK,  // divides by the sum over the k winners instead of the whole row
   IgnoresTemperature,  // softmax of x instead of x / temperature
   ForgetsMax,          // exp(x) / sum exp(x) without subtracting the maximum: overflows
+  SkipsNaN,            // leaves NaN out of the sum, as a maximum by fmaxf does in a pack of -inf
 };
-constexpr SoftmaxFlaw kAllSoftmaxFlaws[] = {
-    SoftmaxFlaw::NormalizesOverTopK, SoftmaxFlaw::IgnoresTemperature, SoftmaxFlaw::ForgetsMax};
+constexpr SoftmaxFlaw kAllSoftmaxFlaws[] = {SoftmaxFlaw::NormalizesOverTopK,
+                                            SoftmaxFlaw::IgnoresTemperature,
+                                            SoftmaxFlaw::ForgetsMax, SoftmaxFlaw::SkipsNaN};
 const char* flaw_name(SoftmaxFlaw f);
 
 void softmax_topk(SoftmaxFlaw flaw, const float* x, int64_t M, int64_t N, int k, float temperature,
