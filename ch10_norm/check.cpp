@@ -160,7 +160,8 @@ template <typename T>
 std::string Problem<T>::describe() const {
   std::ostringstream s;
   s << common::DType<T>::name << " M = " << rows << ", N = " << n << ", " << data_name(data)
-    << (gamma.empty() ? ", no gamma" : "") << (beta.empty() ? ", no beta" : "");
+    << (gamma.empty() ? ", no gamma" : "") << (beta.empty() ? ", no beta" : "")
+    << ", eps = " << eps;
   return s.str();
 }
 
@@ -244,8 +245,9 @@ Expected expect_layernorm(const Problem<T>& p) {
       const double x = static_cast<double>(common::to_float(p.x[i]));
       const double z = std::fabs((x - ref.mean[static_cast<size_t>(r)]) * rstd);
       e.y_tol[i] =
-          2.0 * u_t * std::fabs(ref.y[i]) +
-          (std::fabs(param(p.gamma, j, 1.0)) * (1.0 + z) + std::fabs(param(p.beta, j, 0.0))) *
+          u_t * std::fabs(ref.y[i]) +
+          (1.0 + u_t) *
+              (std::fabs(param(p.gamma, j, 1.0)) * (1.0 + z) + std::fabs(param(p.beta, j, 0.0))) *
               eps_row +
           tiny<T>();
     }
@@ -261,7 +263,7 @@ Expected expect_rms_from(const cpu_ref::NormOutput& ref, int64_t n, double u_t, 
   e.y = ref.y;
   e.y_tol.resize(ref.y.size());
   for (size_t i = 0; i < ref.y.size(); ++i)
-    e.y_tol[i] = (2.0 * u_t + eps_row) * std::fabs(ref.y[i]) + tiny_t;
+    e.y_tol[i] = (u_t + (1.0 + u_t) * eps_row) * std::fabs(ref.y[i]) + tiny_t;
   e.rstd = ref.rstd;
   e.rstd_tol.resize(ref.rstd.size());
   for (size_t r = 0; r < ref.rstd.size(); ++r)
@@ -286,7 +288,7 @@ Expected expect_add_rmsnorm(const Problem<T>& p) {
   e.residual = common::widen(ref.residual);
   e.residual_tol.resize(e.residual.size());
   for (size_t i = 0; i < e.residual.size(); ++i)
-    e.residual_tol[i] = 2.0 * u_t * std::fabs(e.residual[i]) + tiny<T>();
+    e.residual_tol[i] = 0.5 * u_t * std::fabs(e.residual[i]) + tiny<T>();
   return e;
 }
 

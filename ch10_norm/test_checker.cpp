@@ -15,8 +15,9 @@ namespace {
 
 template <typename T>
 common::CheckResult run_layernorm(const check::LayerNormRun<T>& run, int64_t rows, int64_t n,
-                                  Data data, Placement at = {}) {
-  const auto p = check::make_problem<T>(rows, n, data, true, true, false, 5);
+                                  Data data, Placement at = {}, float eps = 1e-5f) {
+  auto p = check::make_problem<T>(rows, n, data, true, true, false, 5);
+  p.eps = eps;
   return check::check_layernorm<T>("wrong layernorm", run, p, check::expect_layernorm(p), at);
 }
 
@@ -59,6 +60,7 @@ TEST_CASE("the checker rejects each wrong layernorm", "[checker]") {
     Bug bug;
     Data data;  // data on which the bug shows
     const char* expect_in_message;
+    float eps = 1e-5f;
   };
   const Case cases[] = {
       {Bug::WritesZeros, Data::Normal, "out of tolerance"},
@@ -66,10 +68,15 @@ TEST_CASE("the checker rejects each wrong layernorm", "[checker]") {
       {Bug::DropsLastElement, Data::Normal, "out of tolerance"},
       {Bug::OnePassVariance, Data::LargeMean, "out of tolerance"},
       {Bug::NoEps, Data::ConstantRows, "out of tolerance"},
+      {Bug::HardCodesEps, Data::Normal, "out of tolerance", 0.1f},
       {Bug::WritesPastRow, Data::Normal, "guard"},
   };
   for (const Case& c : cases) {
-    const auto result = run_layernorm<float>(wrong::layernorm(c.bug), 3, 1025, c.data);
+    const auto control =
+        run_layernorm<float>(wrong::layernorm(Bug::None), 3, 1025, c.data, {}, c.eps);
+    INFO("control: " << control.message);
+    REQUIRE(control.ok);
+    const auto result = run_layernorm<float>(wrong::layernorm(c.bug), 3, 1025, c.data, {}, c.eps);
     INFO(wrong::bug_name(c.bug) << ": " << result.message);
     REQUIRE_FALSE(result.ok);
     REQUIRE(result.message.find(c.expect_in_message) != std::string::npos);
@@ -96,6 +103,20 @@ TEST_CASE("the checker rejects statistics accumulated in bf16", "[checker]") {
       run_layernorm<__nv_bfloat16>(wrong::layernorm_bf16_statistics(), 3, 4096, Data::Normal);
   INFO(result.message);
   REQUIRE_FALSE(result.ok);
+}
+
+TEST_CASE("the checker rejects an output truncated to bf16 instead of rounded", "[checker]") {
+  // Truncation is off by up to one unit in the last place, rounding to nearest by half of one:
+  // the bound on y allows the rounding and not the truncation.
+  const auto control =
+      run_layernorm<__nv_bfloat16>(wrong::layernorm_bf16_control(), 3, 4096, Data::Normal);
+  INFO("control: " << control.message);
+  REQUIRE(control.ok);
+  const auto result =
+      run_layernorm<__nv_bfloat16>(wrong::layernorm_bf16_truncates(), 3, 4096, Data::Normal);
+  INFO(result.message);
+  REQUIRE_FALSE(result.ok);
+  REQUIRE(result.message.find("out of tolerance") != std::string::npos);
 }
 
 TEST_CASE("the checker rejects an rmsnorm without gamma and a fused add without write-back",

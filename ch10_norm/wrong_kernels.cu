@@ -26,8 +26,9 @@ __device__ float row_sum(float v) {
   }
 }
 
-// Block per row, two passes; kBug switches one mistake on. Acc is the accumulator's type.
-template <typename T, typename Acc, Bug kBug>
+// Block per row, two passes; kBug switches one mistake on. Acc is the accumulator's type;
+// kTruncates converts y to bf16 toward zero.
+template <typename T, typename Acc, Bug kBug, bool kTruncates = false>
 __global__ void layernorm_kernel(const T* x, const T* gamma, const T* beta, T* y, float* mean_out,
                                  float* rstd_out, int64_t rows, int64_t n, float eps) {
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -52,11 +53,16 @@ __global__ void layernorm_kernel(const T* x, const T* gamma, const T* beta, T* y
       }
       var = row_sum<kBug>(centred) / static_cast<float>(n);
     }
-    const float rstd = kBug == Bug::NoEps ? rsqrtf(var) : rsqrtf(var + eps);
+    const float rstd = kBug == Bug::NoEps          ? rsqrtf(var)
+                       : kBug == Bug::HardCodesEps ? rsqrtf(var + 1e-5f)
+                                                   : rsqrtf(var + eps);
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
       const float out =
           (to_float(x_row[i]) - mean) * rstd * param_at(gamma, i, 1.0f) + param_at(beta, i, 0.0f);
-      y_row[i] = from_float<T>(kBug == Bug::WritesZeros ? 0.0f : out);
+      if constexpr (kTruncates)
+        y_row[i] = __float2bfloat16_rz(out);
+      else
+        y_row[i] = from_float<T>(kBug == Bug::WritesZeros ? 0.0f : out);
     }
     // Past the last row: past the output, where the guards see it (past any other row, the
     // store would land on the next row, which its own block overwrites).
@@ -70,13 +76,15 @@ __global__ void layernorm_kernel(const T* x, const T* gamma, const T* beta, T* y
   }
 }
 
-template <typename T, typename Acc, Bug kBug>
+template <typename T, typename Acc, Bug kBug, bool kTruncates = false>
 check::LayerNormRun<T> layernorm_run() {
+  static_assert(!kTruncates || std::is_same_v<T, __nv_bfloat16>);
   return [](const T* x, const T* g, const T* b, T* y, float* mean, float* rstd, int64_t rows,
             int64_t n, float eps) {
     if (rows == 0) return;
-    layernorm_kernel<T, Acc, kBug><<<normalization::detail::grid_for_rows(rows), kBlock>>>(
-        x, g, b, y, mean, rstd, rows, n, eps);
+    layernorm_kernel<T, Acc, kBug, kTruncates>
+        <<<normalization::detail::grid_for_rows(rows), kBlock>>>(x, g, b, y, mean, rstd, rows, n,
+                                                                 eps);
     CUDA_CHECK_LAUNCH();
   };
 }
@@ -144,6 +152,8 @@ const char* bug_name(Bug bug) {
       return "one-pass variance";
     case Bug::NoEps:
       return "no eps";
+    case Bug::HardCodesEps:
+      return "hard-codes eps = 1e-5";
     case Bug::WritesPastRow:
       return "writes past the row";
   }
@@ -164,6 +174,8 @@ check::LayerNormRun<float> layernorm(Bug bug) {
       return layernorm_run<float, float, Bug::OnePassVariance>();
     case Bug::NoEps:
       return layernorm_run<float, float, Bug::NoEps>();
+    case Bug::HardCodesEps:
+      return layernorm_run<float, float, Bug::HardCodesEps>();
     case Bug::WritesPastRow:
       return layernorm_run<float, float, Bug::WritesPastRow>();
   }
@@ -175,6 +187,9 @@ check::LayerNormRun<__nv_bfloat16> layernorm_bf16_statistics() {
 }
 check::LayerNormRun<__nv_bfloat16> layernorm_bf16_control() {
   return layernorm_run<__nv_bfloat16, float, Bug::None>();
+}
+check::LayerNormRun<__nv_bfloat16> layernorm_bf16_truncates() {
+  return layernorm_run<__nv_bfloat16, float, Bug::None, true>();
 }
 
 check::RmsNormRun<float> rmsnorm_ignores_gamma() {

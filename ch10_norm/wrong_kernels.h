@@ -17,6 +17,7 @@ enum class Bug {
   DropsLastElement,      // off-by-one tail: statistics over i < n − 1
   OnePassVariance,       // var = E[x²] − E[x]² in float: fine on centred data, not with a mean
   NoEps,                 // rstd = rsqrt(var): a constant row divides by zero
+  HardCodesEps,          // rstd = rsqrt(var + 1e-5f), whatever eps the caller passes
   WritesPastRow,         // right values, plus one store past the end of the last row
 };
 const char* bug_name(Bug bug);
@@ -26,6 +27,9 @@ check::LayerNormRun<float> layernorm(Bug bug);
 // accumulates in float.
 check::LayerNormRun<__nv_bfloat16> layernorm_bf16_statistics();
 check::LayerNormRun<__nv_bfloat16> layernorm_bf16_control();
+// y converted to bf16 by truncation (__float2bfloat16_rz) instead of rounding to nearest; the
+// control is layernorm_bf16_control.
+check::LayerNormRun<__nv_bfloat16> layernorm_bf16_truncates();
 // RMSNorm that forgets γ, and the same kernel with γ.
 check::RmsNormRun<float> rmsnorm_ignores_gamma();
 check::RmsNormRun<float> rmsnorm_control();
