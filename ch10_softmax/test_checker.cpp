@@ -73,6 +73,30 @@ TEST_CASE("the checker rejects a sum accumulated in bf16", "[ch10_softmax][check
   REQUIRE_FALSE(passes(wrong::sums_in_bf16(), x, rows, cols));
 }
 
+TEST_CASE("the backward checker accepts a correct backward and rejects wrong ones",
+          "[ch10_softmax][checker]") {
+  // The backward's bound is the loosest of the chapter (check.h): the control shows it passes a
+  // right kernel, the bugs that it is tight enough to matter.
+  const int64_t rows = 3, cols = 4096;
+  std::vector<float> y, dy;
+  check::backward_inputs<float>(rows, cols, 11, y, dy);
+  for (const check::Placement& at :
+       {check::Placement{}, check::Placement{1, 2}, check::Placement{0, 3, true}}) {
+    INFO("misalign " << at.in_misalign << ", " << at.out_misalign
+                     << (at.in_place ? ", dx on dy" : ""));
+    const auto control = check::check_backward(wrong::backward_control(), y, dy, rows, cols, at);
+    INFO("control: " << control.message);
+    REQUIRE(control.ok);
+    REQUIRE_FALSE(
+        check::check_backward(wrong::backward_misses_cross_warp_dot(), y, dy, rows, cols, at).ok);
+    REQUIRE_FALSE(
+        check::check_backward(wrong::backward_dot_not_scaled(), y, dy, rows, cols, at).ok);
+    // In place the unwritten column still holds dy: only the values can tell.
+    REQUIRE_FALSE(
+        check::check_backward(wrong::backward_drops_last_column(), y, dy, rows, cols, at).ok);
+  }
+}
+
 TEST_CASE("the checker rejects 32-bit row offsets", "[ch10_softmax][checker][large]") {
   // rows * cols > 2^31: the last rows' offsets wrap.
   const int64_t cols = 1 << 16, rows = (int64_t{1} << 31) / cols + 2;

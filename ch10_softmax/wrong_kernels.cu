@@ -96,6 +96,38 @@ __global__ void buggy_kernel(const T* x, T* y, int64_t rows, int64_t cols) {
   if (kBug == Bug::WritesPastRow && threadIdx.x == 0) yr[cols] = narrow<T>(0.0f);
 }
 
+enum class BackwardBug { None, MissesCrossWarpDot, DotNotScaled, DropsLastColumn };
+
+// In place (dx == dy, or dx == y) each thread reads its elements before it writes them, and
+// the dot is complete before any write.
+template <BackwardBug kBug>
+__global__ void backward_kernel(const float* y, const float* dy, float* dx, int64_t rows,
+                                int64_t cols) {
+  const int64_t row = blockIdx.x;
+  if (row >= rows) return;
+  const float* yr = y + row * cols;
+  const float* dyr = dy + row * cols;
+  float* dxr = dx + row * cols;
+  float partial = 0.0f;
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+    partial += yr[j] * dyr[j];
+  const float dot = kBug == BackwardBug::MissesCrossWarpDot
+                        ? common::warp_reduce(partial, common::Sum{})
+                        : common::block_reduce(partial, common::Sum{}, 0.0f);
+  const int64_t end = kBug == BackwardBug::DropsLastColumn ? cols - 1 : cols;
+  for (int64_t j = threadIdx.x; j < end; j += blockDim.x)
+    dxr[j] = kBug == BackwardBug::DotNotScaled ? yr[j] * dyr[j] - dot : yr[j] * (dyr[j] - dot);
+}
+
+template <BackwardBug kBug>
+check::BackwardRun<float> make_backward() {
+  return [](const float* y, const float* dy, float* dx, int64_t rows, int64_t cols) {
+    if (rows == 0) return;
+    backward_kernel<kBug><<<static_cast<unsigned>(rows), kThreads>>>(y, dy, dx, rows, cols);
+    CUDA_CHECK_LAUNCH();
+  };
+}
+
 template <typename T, Bug kBug>
 check::ForwardRun<T> make() {
   return [](const T* x, T* y, int64_t rows, int64_t cols) {
@@ -130,6 +162,19 @@ check::ForwardRun<__nv_bfloat16> sums_in_bf16() {
 }
 check::ForwardRun<float> wraps_offsets_at_32_bits() {
   return make<float, Bug::WrapsOffsets>();
+}
+
+check::BackwardRun<float> backward_control() {
+  return make_backward<BackwardBug::None>();
+}
+check::BackwardRun<float> backward_misses_cross_warp_dot() {
+  return make_backward<BackwardBug::MissesCrossWarpDot>();
+}
+check::BackwardRun<float> backward_dot_not_scaled() {
+  return make_backward<BackwardBug::DotNotScaled>();
+}
+check::BackwardRun<float> backward_drops_last_column() {
+  return make_backward<BackwardBug::DropsLastColumn>();
 }
 
 }  // namespace wrong

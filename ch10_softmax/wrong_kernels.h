@@ -17,4 +17,10 @@ check::ForwardRun<float> merge_without_empty_guard();  // exp(-inf - -inf) = NaN
 check::ForwardRun<__nv_bfloat16> sums_in_bf16();       // accumulates the sum in the I/O type
 check::ForwardRun<float> wraps_offsets_at_32_bits();   // int row * cols
 
+// The backward, dx = y * (dy - sum(y * dy)), block per row: the control, then one bug each.
+check::BackwardRun<float> backward_control();
+check::BackwardRun<float> backward_misses_cross_warp_dot();  // each warp uses its own dot
+check::BackwardRun<float> backward_dot_not_scaled();         // dx = y * dy - dot
+check::BackwardRun<float> backward_drops_last_column();      // dx left unwritten at j = cols - 1
+
 }  // namespace wrong
