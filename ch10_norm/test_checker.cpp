@@ -21,6 +21,22 @@ common::CheckResult run_layernorm(const check::LayerNormRun<T>& run, int64_t row
   return check::check_layernorm<T>("wrong layernorm", run, p, check::expect_layernorm(p), at);
 }
 
+// The control passes on 3 rows of n and the wrong kernel does not, with `expect_in_message` in
+// what the checker says: a checker that rejects everything fails too.
+template <typename T>
+void require_rejected_beside_control(const check::LayerNormRun<T>& control,
+                                     const check::LayerNormRun<T>& wrong_run, const char* bug,
+                                     int64_t n, Data data, const char* expect_in_message,
+                                     float eps = 1e-5f) {
+  const auto passed = run_layernorm<T>(control, 3, n, data, {}, eps);
+  INFO("control: " << passed.message);
+  REQUIRE(passed.ok);
+  const auto result = run_layernorm<T>(wrong_run, 3, n, data, {}, eps);
+  INFO(bug << ": " << result.message);
+  REQUIRE_FALSE(result.ok);
+  REQUIRE(result.message.find(expect_in_message) != std::string::npos);
+}
+
 }  // namespace
 
 TEST_CASE("the checker accepts the control kernel on every kind of data", "[checker]") {
@@ -72,14 +88,9 @@ TEST_CASE("the checker rejects each wrong layernorm", "[checker]") {
       {Bug::WritesPastRow, Data::Normal, "guard"},
   };
   for (const Case& c : cases) {
-    const auto control =
-        run_layernorm<float>(wrong::layernorm(Bug::None), 3, 1025, c.data, {}, c.eps);
-    INFO("control: " << control.message);
-    REQUIRE(control.ok);
-    const auto result = run_layernorm<float>(wrong::layernorm(c.bug), 3, 1025, c.data, {}, c.eps);
-    INFO(wrong::bug_name(c.bug) << ": " << result.message);
-    REQUIRE_FALSE(result.ok);
-    REQUIRE(result.message.find(c.expect_in_message) != std::string::npos);
+    require_rejected_beside_control(wrong::layernorm(Bug::None), wrong::layernorm(c.bug),
+                                    wrong::bug_name(c.bug), 1025, c.data, c.expect_in_message,
+                                    c.eps);
   }
 }
 
@@ -95,28 +106,17 @@ TEST_CASE("the one-pass variance passes centred data: only the large-mean test e
 }
 
 TEST_CASE("the checker rejects statistics accumulated in bf16", "[checker]") {
-  const auto control =
-      run_layernorm<__nv_bfloat16>(wrong::layernorm_bf16_control(), 3, 4096, Data::Normal);
-  INFO("control: " << control.message);
-  REQUIRE(control.ok);
-  const auto result =
-      run_layernorm<__nv_bfloat16>(wrong::layernorm_bf16_statistics(), 3, 4096, Data::Normal);
-  INFO(result.message);
-  REQUIRE_FALSE(result.ok);
+  require_rejected_beside_control(wrong::layernorm_bf16_control(),
+                                  wrong::layernorm_bf16_statistics(), "bf16 statistics", 4096,
+                                  Data::Normal, "out of tolerance");
 }
 
 TEST_CASE("the checker rejects an output truncated to bf16 instead of rounded", "[checker]") {
   // Truncation is off by up to one unit in the last place, rounding to nearest by half of one:
   // the bound on y allows the rounding and not the truncation.
-  const auto control =
-      run_layernorm<__nv_bfloat16>(wrong::layernorm_bf16_control(), 3, 4096, Data::Normal);
-  INFO("control: " << control.message);
-  REQUIRE(control.ok);
-  const auto result =
-      run_layernorm<__nv_bfloat16>(wrong::layernorm_bf16_truncates(), 3, 4096, Data::Normal);
-  INFO(result.message);
-  REQUIRE_FALSE(result.ok);
-  REQUIRE(result.message.find("out of tolerance") != std::string::npos);
+  require_rejected_beside_control(wrong::layernorm_bf16_control(),
+                                  wrong::layernorm_bf16_truncates(), "truncated to bf16", 4096,
+                                  Data::Normal, "out of tolerance");
 }
 
 TEST_CASE("the checker rejects an rmsnorm without gamma and a fused add without write-back",
