@@ -1,6 +1,7 @@
 #include "cub_reduce.h"
 
 #include "common/errors.hpp"
+#include "common/overlap.hpp"
 
 #include <cub/device/device_reduce.cuh>
 #include <cuda/std/functional>
@@ -18,8 +19,8 @@ struct ToFloat {
 // CUB's two-phase protocol, shared by every wrapper: `cub_call(temp, bytes)` first reports the
 // temporary storage it needs (temp == nullptr: the query, which may pass null x and out), then
 // runs with the caller's storage. `who`: the public function called, which the messages name.
-template <typename CubCall>
-size_t query_then_run(const char* who, const void* x, const float* out, int64_t n, void* temp,
+template <typename T, typename CubCall>
+size_t query_then_run(const char* who, const T* x, const float* out, int64_t n, void* temp,
                       size_t temp_bytes, CubCall cub_call) {
   CHECK_ARG_FOR(who, n >= 0, "n must be >= 0, got " << n);
   size_t needed = 0;
@@ -27,6 +28,9 @@ size_t query_then_run(const char* who, const void* x, const float* out, int64_t 
   if (temp == nullptr) return needed;
   CHECK_ARG_FOR(who, x != nullptr || n == 0, "x is null but n = " << n);
   CHECK_ARG_FOR(who, out != nullptr, "out is null");
+  CHECK_ARG_FOR(
+      who, common::elements_aligned(x, out),
+      "x and out must be aligned to the size of their elements (" << sizeof(T) << " and 4 bytes)");
   CHECK_ARG_FOR(who, temp_bytes >= needed,
                 "CUB needs " << needed << " bytes of temp storage, got " << temp_bytes);
   CUDA_CHECK(cub_call(temp, temp_bytes));

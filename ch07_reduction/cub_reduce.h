@@ -12,7 +12,8 @@
 namespace cub_baseline {
 
 // Returns the temporary storage CUB needs; with temp == nullptr nothing runs (x and out may then
-// be null). Bad arguments throw std::invalid_argument, as the chapter's own functions do.
+// be null). Bad arguments (reduction.h's rules) throw std::invalid_argument, as the chapter's own
+// functions do.
 size_t sum(const float* x, int64_t n, float* out, void* temp, size_t temp_bytes,
            cudaStream_t stream = nullptr);
 size_t sum(const __half* x, int64_t n, float* out, void* temp, size_t temp_bytes,

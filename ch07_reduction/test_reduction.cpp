@@ -277,6 +277,10 @@ TEST_CASE("bad arguments are rejected with a clear error", "[ch07_reduction][arg
     REQUIRE_INVALID_ARGUMENT(
         cub_baseline::sum(x.data(), 16, out.data(), cub_ws.data(), cub_bytes - 1),
         "sum: CUB needs");
+  const auto* odd_x =
+      reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(x.data()) + 2);
+  REQUIRE_INVALID_ARGUMENT(cub_baseline::max(odd_x, 8, out.data(), cub_ws.data(), cub_bytes),
+                           "max: x and out must be aligned");
 }
 
 TEST_CASE("CUB agrees with the CPU reference (the second reference)", "[ch07_reduction][cub]") {

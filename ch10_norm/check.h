@@ -77,12 +77,13 @@ struct Expected {
 //     the more float statistics lose (this is the whole story of the large-mean test). Then
 //     |Δy| ≤ u_T |y| + (1 + u_T) (|γ| (1 + |ẑ|) + |β|) · ε_row with ẑ = (x − mean) · rstd: the
 //     float result is off by the second term, and rounding it to nearest adds at most u_T of it
-//     (a kernel that truncates, or rounds twice, fails); |Δmean| ≤ K(n) · u · mean|x|,
+//     (a kernel that truncates can exceed the bound, and test_checker.cpp shows one rejected);
+//     |Δmean| ≤ K(n) · u · mean|x|,
 //     |Δrstd| ≤ 2 ε_row · rstd.
 //   RMSNorm: Σx² has no cancellation, ε_row = K(n) · u; |Δy| ≤ (u_T + (1 + u_T) ε_row) |y|,
 //     |Δrstd| ≤ 2 ε_row · rstd. The written-back residual is compared with the reference's own
 //     rounding of the sum, which a correct kernel matches bit for bit: |Δr| ≤ u_T |r| / 2, less
-//     than one unit in the last place anywhere in a binade.
+//     than one unit in the last place anywhere in a binade of normal numbers.
 // Each bound also allows the smallest subnormal step of the output type, no more: an output
 // of zeros never passes where the reference is not zero.
 double stats_error_factor(int64_t n);

@@ -16,8 +16,8 @@
 // eps must be finite and > 0: a constant row has variance 0, so y = β (up to the rounding of the
 // row's mean) and never NaN. Pointers must be aligned to their element size. A NaN or infinity
 // makes its own row's output NaN (LayerNorm; RMSNorm follows the formula: rstd = 0 for an infinite
-// row) and no other row's. Sizes are 64-bit: any N >= 1, any M >= 0, M·N beyond 2^31. In place, y
-// == x, is supported by every version (the fused add included: y may overwrite x); any other
+// row) and no other row's. Sizes are 64-bit: any N >= 1, any M >= 0, M·N beyond 2^31. In place,
+// y == x, is supported by every version (the fused add included: y may overwrite x); any other
 // overlap of y with x, any overlap of the fused add's residual with x or y, of mean or rstd with
 // any buffer, and of γ or β with y or the residual, is rejected. Every call validates its arguments
 // (std::invalid_argument) and checks its launches (common::CudaError).
@@ -69,8 +69,8 @@ int64_t max_registers_n();
 // build that includes it (the copy engine's bulk copies; common::has_sm90_features), a thread's
 // share of the row fits in registers (rows of up to 64 KiB, 32 KiB for the fused add, which holds
 // x and the residual), and a ring of two rows (two of x and two of the residual for the fused add)
-// fits in a block's shared memory. Elsewhere (and for n < 1) false: they throw
-// std::invalid_argument.
+// fits in a block's shared memory. Elsewhere, and for n < 1, false (the Pipelined versions throw
+// std::invalid_argument there).
 template <typename T>
 bool pipelined_available(int64_t n, bool fused);
 

@@ -84,9 +84,9 @@ template <typename T>
 void topk(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices, void* workspace,
           size_t workspace_size, cudaStream_t stream) {
   topk::check_problem(__func__, x, M, N, k, indices, static_cast<int>(N), values);
+  topk::check_values(__func__, M, values);
   check_size(__func__, M, N);
   if (M == 0) return;
-  CHECK_ARG(values != nullptr, "values must not be null");
   const Layout l = layout<T>(M, N);
   CHECK_ARG(workspace != nullptr && workspace_size >= l.total,
             "CUB's top-k needs " << l.total << " bytes of workspace, got " << workspace_size);

@@ -306,6 +306,11 @@ void check_problem(const char* who, const T* x, int64_t M, int64_t N, int k, con
     fail("x, indices and the other outputs must not share memory");
 }
 
+// The top-k values, which every launcher but the fused softmax's writes.
+inline void check_values(const char* who, int64_t M, const void* values) {
+  if (M > 0 && values == nullptr) common::throw_bad_argument(who, "values must not be null");
+}
+
 // The fused kernel's lse, one float per row: aligned, and sharing memory with no other buffer of
 // the call (nullptr: not asked for).
 template <typename T>

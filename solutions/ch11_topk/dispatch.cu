@@ -130,7 +130,7 @@ template <typename T>
 void topk(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices, void* workspace,
           cudaStream_t stream) {
   check_problem(__func__, x, M, N, k, indices, kMaxK, values);
-  CHECK_ARG(M == 0 || values != nullptr, "values must not be null");
+  check_values(__func__, M, values);
   const Plan plan = choose_plan(M, N, k, static_cast<int>(sizeof(T)));
   if (plan.version == Version::SplitRow) {
     return detail::topk_filtered(__func__, x, M, N, k, plan.chunks, values, indices, workspace,

@@ -1165,7 +1165,7 @@ void run_filter(const char* who, const T* x, int64_t M, int64_t N, int k, int ch
 template <typename T>
 void detail::topk_filtered(const char* who, const T* x, int64_t M, int64_t N, int k, int chunks,
                            T* values, int64_t* indices, void* workspace, cudaStream_t stream) {
-  CHECK_ARG_FOR(who, M == 0 || values != nullptr, "values must not be null");
+  check_values(who, M, values);
   run_filter<T, false>(who, x, M, N, k, chunks, 1.0f, values, indices, nullptr, nullptr, workspace,
                        stream);
 }
@@ -1193,7 +1193,7 @@ template <typename T>
 void detail::topk_cluster_row(const char* who, const T* x, int64_t M, int64_t N, int k, T* values,
                               int64_t* indices, cudaStream_t stream) {
   check_problem(who, x, M, N, k, indices, kMaxK, values);
-  CHECK_ARG_FOR(who, M == 0 || values != nullptr, "values must not be null");
+  check_values(who, M, values);
   CHECK_ARG_FOR(who, N <= cluster_row_max_n(static_cast<int>(sizeof(T))),
                 "rows of N = " << N << " do not fit one cluster's registers (at most "
                                << cluster_row_max_n(static_cast<int>(sizeof(T))) << ")");

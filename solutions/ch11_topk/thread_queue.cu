@@ -106,7 +106,7 @@ template <typename T>
 void detail::topk_thread_queue(const char* who, const T* x, int64_t M, int64_t N, int k, T* values,
                                int64_t* indices, cudaStream_t stream) {
   check_problem(who, x, M, N, k, indices, max_k(Version::ThreadQueue), values);
-  CHECK_ARG_FOR(who, M == 0 || values != nullptr, "values must not be null");
+  check_values(who, M, values);
   if (M == 0) return;
   if (k <= 8)
     thread_queue_kernel<T, 8>

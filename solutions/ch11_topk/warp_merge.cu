@@ -173,7 +173,7 @@ template <typename T>
 void detail::topk_warp_merge(const char* who, const T* x, int64_t M, int64_t N, int k, T* values,
                              int64_t* indices, cudaStream_t stream) {
   check_problem(who, x, M, N, k, indices, max_k(Version::WarpMerge), values);
-  CHECK_ARG_FOR(who, M == 0 || values != nullptr, "values must not be null");
+  check_values(who, M, values);
   if (M == 0) return;
   if (k <= 32)
     launch_warp_merge<T, 1>(x, M, N, k, values, indices, stream);
