@@ -1,7 +1,8 @@
 #include "cub_reduce.h"
 
+#include "arguments.h"
+
 #include "common/errors.hpp"
-#include "common/overlap.hpp"
 
 #include <cub/device/device_reduce.cuh>
 #include <cuda/std/functional>
@@ -22,15 +23,11 @@ struct ToFloat {
 template <typename T, typename CubCall>
 size_t query_then_run(const char* who, const T* x, const float* out, int64_t n, void* temp,
                       size_t temp_bytes, CubCall cub_call) {
-  CHECK_ARG_FOR(who, n >= 0, "n must be >= 0, got " << n);
+  reduction::detail::check_count(who, n);
   size_t needed = 0;
   CUDA_CHECK(cub_call(nullptr, needed));
   if (temp == nullptr) return needed;
-  CHECK_ARG_FOR(who, x != nullptr || n == 0, "x is null but n = " << n);
-  CHECK_ARG_FOR(who, out != nullptr, "out is null");
-  CHECK_ARG_FOR(
-      who, common::elements_aligned(x, out),
-      "x and out must be aligned to the size of their elements (" << sizeof(T) << " and 4 bytes)");
+  reduction::detail::check_pointers(who, x, n, out);
   CHECK_ARG_FOR(who, temp_bytes >= needed,
                 "CUB needs " << needed << " bytes of temp storage, got " << temp_bytes);
   CUDA_CHECK(cub_call(temp, temp_bytes));

@@ -16,12 +16,12 @@
 // Versions 2 to 6 write one partial sum per block; the launcher runs them again over the
 // partials until one block is left.
 
+#include "arguments.h"
 #include "reduction.h"
 
 #include "common/block_reduce.cuh"
 #include "common/errors.hpp"
 #include "common/gpu_info.hpp"
-#include "common/overlap.hpp"
 #include "common/vector_io.cuh"
 
 #include <cuda/atomic>
@@ -373,24 +373,11 @@ void check_workspace(const char* who, const void* workspace, const char* size) {
                 "workspace must be 4-byte aligned (it holds floats), got " << workspace);
 }
 
-// What every entry point checks first. `who`: the public function called.
-template <typename T>
-void check_input(const char* who, const T* x, int64_t n, const float* out) {
-  CHECK_ARG_FOR(who, n >= 0, "n must be >= 0, got " << n);
-  CHECK_ARG_FOR(who, x != nullptr || n == 0, "x is null but n = " << n);
-  CHECK_ARG_FOR(who, out != nullptr, "out is null");
-  // Any element offset is fine (the 16-byte loads peel a head); a pointer between two elements
-  // would fault inside a kernel instead.
-  CHECK_ARG_FOR(
-      who, common::elements_aligned(x, out),
-      "x and out must be aligned to the size of their elements (" << sizeof(T) << " and 4 bytes)");
-}
-
 // `who`: the public function called, which the messages name.
 template <typename T, typename Op>
 void reduce_final(const char* who, const T* x, int64_t n, float identity, float* out,
                   void* workspace, cudaStream_t stream) {
-  check_input(who, x, n, out);
+  detail::check_input(who, x, n, out);
   check_workspace(who, workspace, "workspace_bytes(Version::Final, n)");
   with_final_depth<T>(n, [&](auto depth) {
     launch_final<T, Op, depth>(x, n, identity, out, workspace, stream);
@@ -459,14 +446,14 @@ const char* version_name(Version v) {
 }
 
 FinalLaunch final_float_sum_launch(int64_t n) {
-  CHECK_ARG(n >= 0, "n must be >= 0, got " << n);
+  detail::check_count(__func__, n);
   return with_final_depth<float>(n, [n](auto depth) {
     return FinalLaunch{depth, final_blocks<float, common::Sum, depth>(n)};
   });
 }
 
 size_t workspace_bytes(Version v, int64_t n) {
-  CHECK_ARG(n >= 0, "n must be >= 0, got " << n);
+  detail::check_count(__func__, n);
   switch (v) {
     case Version::Atomic: return 0;
     case Version::Final: return 256 + sizeof(float) * static_cast<size_t>(final_max_blocks());
@@ -481,7 +468,7 @@ size_t workspace_bytes(Version v, int64_t n) {
 }
 
 void sum(Version v, const float* x, int64_t n, float* out, void* workspace, cudaStream_t stream) {
-  check_input(__func__, x, n, out);
+  detail::check_input(__func__, x, n, out);
   switch (v) {
     case Version::Atomic:
       CHECK_ARG(ceil_div(n, kBlock) <= INT_MAX, "n = " << n << " is too large for version 1");

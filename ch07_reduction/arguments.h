@@ -1,0 +1,34 @@
+// Chapter 7: the checks every entry point makes before it launches anything (reduction.h states
+// the rules they enforce), shared by the chapter's functions and the CUB baseline. `who` is the
+// public function called: its name leads every message.
+#pragma once
+
+#include "common/errors.hpp"
+#include "common/overlap.hpp"
+
+#include <cstdint>
+
+namespace reduction::detail {
+
+inline void check_count(const char* who, int64_t n) {
+  CHECK_ARG_FOR(who, n >= 0, "n must be >= 0, got " << n);
+}
+
+// The input and the one float of output. Any element offset is fine (the 16-byte loads peel a
+// head); a pointer between two elements would fault inside a kernel instead.
+template <typename T>
+void check_pointers(const char* who, const T* x, int64_t n, const float* out) {
+  CHECK_ARG_FOR(who, x != nullptr || n == 0, "x is null but n = " << n);
+  CHECK_ARG_FOR(who, out != nullptr, "out is null");
+  CHECK_ARG_FOR(
+      who, common::elements_aligned(x, out),
+      "x and out must be aligned to the size of their elements (" << sizeof(T) << " and 4 bytes)");
+}
+
+template <typename T>
+void check_input(const char* who, const T* x, int64_t n, const float* out) {
+  check_count(who, n);
+  check_pointers(who, x, n, out);
+}
+
+}  // namespace reduction::detail
