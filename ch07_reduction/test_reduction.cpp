@@ -12,6 +12,7 @@
 #include "common/data_gen.hpp"
 #include "common/device_buffer.hpp"
 #include "common/dtype.hpp"
+#include "common/overlap.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -215,6 +216,8 @@ TEST_CASE("bad arguments are rejected with a clear error", "[ch07_reduction][arg
   common::DeviceBuffer<float> x(16), out(1);
   common::DeviceBuffer<__nv_bfloat16> x16(16);
   common::DeviceBuffer<unsigned char> ws(reduction::workspace_bytes(Version::Final, 16));
+  // Pointers between two elements would fault inside a kernel; they are refused before.
+  const float* odd_x = common::offset_bytes(x.data(), 2);
   for (Version v : reduction::kAllVersions) {
     INFO(reduction::version_name(v));
     REQUIRE_INVALID_ARGUMENT(reduction::sum(v, x.data(), -1, out.data(), ws.data()),
@@ -235,12 +238,9 @@ TEST_CASE("bad arguments are rejected with a clear error", "[ch07_reduction][arg
   REQUIRE_INVALID_ARGUMENT(reduction::max(x.data(), -5, out.data(), ws.data()),
                            "max: n must be >= 0");
   REQUIRE_INVALID_ARGUMENT(reduction::sum(x16.data(), 16, nullptr, ws.data()), "sum: out is null");
-  {  // A pointer between two elements would fault inside a kernel; it is refused before.
-    const auto* odd_x =
-        reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(x.data()) + 2);
-    auto* odd_out = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(out.data()) + 1);
-    const auto* odd_x16 = reinterpret_cast<const __nv_bfloat16*>(
-        reinterpret_cast<const unsigned char*>(x16.data()) + 1);
+  {  // x, out and a 16-bit x each between two elements
+    float* odd_out = common::offset_bytes(out.data(), 1);
+    const __nv_bfloat16* odd_x16 = common::offset_bytes(x16.data(), 1);
     for (Version v : reduction::kAllVersions) {
       INFO(reduction::version_name(v));
       REQUIRE_INVALID_ARGUMENT(reduction::sum(v, odd_x, 8, out.data(), ws.data()),
@@ -277,8 +277,6 @@ TEST_CASE("bad arguments are rejected with a clear error", "[ch07_reduction][arg
     REQUIRE_INVALID_ARGUMENT(
         cub_baseline::sum(x.data(), 16, out.data(), cub_ws.data(), cub_bytes - 1),
         "sum: CUB needs");
-  const auto* odd_x =
-      reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(x.data()) + 2);
   REQUIRE_INVALID_ARGUMENT(cub_baseline::max(odd_x, 8, out.data(), cub_ws.data(), cub_bytes),
                            "max: x and out must be aligned");
 }

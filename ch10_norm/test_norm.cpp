@@ -10,6 +10,7 @@
 #include "common/device_buffer.hpp"
 #include "common/dtype.hpp"
 #include "common/gpu_info.hpp"
+#include "common/overlap.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -630,8 +631,7 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
         normalization::layernorm<__nv_bfloat16>(LayerNormVersion::Dispatch, a.data(), nullptr,
                                                 nullptr, b.data(), nullptr, nullptr, 2, 8, 0.0f),
         "layernorm: eps must be finite and > 0");
-    const auto* odd = reinterpret_cast<const __nv_bfloat16*>(
-        reinterpret_cast<const unsigned char*>(a.data()) + 1);
+    const __nv_bfloat16* odd = common::offset_bytes(a.data(), 1);
     REQUIRE_INVALID_ARGUMENT(
         normalization::rmsnorm<__nv_bfloat16>(RmsNormVersion::Dispatch, odd, nullptr, b.data(),
                                               nullptr, 2, 8, 1e-5f),

@@ -11,6 +11,7 @@
 #include "common/device_buffer.hpp"
 #include "common/dtype.hpp"
 #include "common/gpu_info.hpp"
+#include "common/overlap.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -479,7 +480,7 @@ TEST_CASE("arguments are validated", "[ch10_softmax][validation]") {
                              from(pointers[i] + std::string(" must be device pointers, got null")));
     REQUIRE_INVALID_ARGUMENT(call(a.data(), nullptr, 2, 4),
                              from(pointers[i] + std::string(" must be device pointers, got null")));
-    const auto* odd = reinterpret_cast<const float*>(reinterpret_cast<const char*>(a.data()) + 2);
+    const float* odd = common::offset_bytes(a.data(), 2);
     REQUIRE_INVALID_ARGUMENT(call(odd, b.data(), 2, 4),
                              from(pointers[i] + std::string(" must be aligned to their element")));
     // Partial overlap: the output starts one element into the input.

@@ -11,6 +11,7 @@
 #include "common/dtype.hpp"
 #include "common/errors.hpp"
 #include "common/gpu_info.hpp"
+#include "common/overlap.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -727,9 +728,8 @@ TEST_CASE("bad arguments are reported", "[ch11_topk][arguments]") {
                                       static_cast<float*>(nullptr), indices.data(), nullptr),
                            "topk: values must not be null");
   // A pointer between two elements would fault inside a kernel; it is refused before.
-  const auto* odd_x =
-      reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(x.data()) + 2);
-  auto* odd_values = reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(values.data()) + 1);
+  const float* odd_x = common::offset_bytes(x.data(), 2);
+  float* odd_values = common::offset_bytes(values.data(), 1);
   REQUIRE_INVALID_ARGUMENT(topk::topk(odd_x, 1, 10, 1, values.data(), indices.data(), nullptr),
                            "topk: every pointer must be aligned to the size of its element");
   REQUIRE_INVALID_ARGUMENT(topk::topk(x.data(), 1, 10, 1, odd_values, indices.data(), nullptr),

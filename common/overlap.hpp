@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <type_traits>
 
 namespace common {
 
@@ -51,6 +52,14 @@ bool matrix_bytes_fit(int64_t rows, int64_t cols) {
 template <typename... Elements>
 bool elements_aligned(const Elements*... pointers) {
   return ((reinterpret_cast<uintptr_t>(pointers) % alignof(Elements) == 0) && ...);
+}
+
+// p moved by `bytes` bytes, not elements: a pointer between two elements, as the tests of the
+// alignment checks pass them (never dereferenced).
+template <typename T>
+T* offset_bytes(T* p, size_t bytes) {
+  using Byte = std::conditional_t<std::is_const_v<T>, const unsigned char, unsigned char>;
+  return reinterpret_cast<T*>(reinterpret_cast<Byte*>(p) + bytes);
 }
 
 }  // namespace common

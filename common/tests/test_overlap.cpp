@@ -33,3 +33,15 @@ TEST_CASE("spans of different sizes: overlaps_any and any_two_overlap", "[overla
   REQUIRE(common::any_two_overlap({{a, 8}, {a + 16, 8}, {a + 20, 1}}));
   REQUIRE_FALSE(common::any_two_overlap({{a, 8}, {a + 16, 8}, {a + 8, 8}}));
 }
+
+TEST_CASE("elements_aligned, and offset_bytes that moves a pointer between elements", "[overlap]") {
+  alignas(8) float storage[4] = {};
+  const float* x = storage;
+  REQUIRE(common::elements_aligned(x, storage + 1));
+  REQUIRE(common::elements_aligned(static_cast<const float*>(nullptr)));
+  const float* odd = common::offset_bytes(x, 2);
+  REQUIRE(reinterpret_cast<uintptr_t>(odd) - reinterpret_cast<uintptr_t>(x) == 2);
+  REQUIRE_FALSE(common::elements_aligned(odd));
+  REQUIRE_FALSE(common::elements_aligned(x, common::offset_bytes(storage, 1)));
+  REQUIRE(common::offset_bytes(x, 4) == x + 1);
+}
