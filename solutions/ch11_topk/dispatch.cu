@@ -99,10 +99,11 @@ Plan choose_plan(int64_t M, int64_t N, int k, int elem_bytes) {
 
 namespace {
 
-// Version v's launcher; `who`, the public function called, is named by every refusal.
+// Version v's launcher; `who`, the public function called, is named by every refusal. SplitRow
+// splits each row into `split` chunks (0: split_chunks decides).
 template <typename T>
 void run(const char* who, Version v, const T* x, int64_t M, int64_t N, int k, T* values,
-         int64_t* indices, void* workspace, cudaStream_t stream) {
+         int64_t* indices, void* workspace, int split, cudaStream_t stream) {
   switch (v) {
     case Version::ThreadQueue:
       return detail::topk_thread_queue(who, x, M, N, k, values, indices, stream);
@@ -111,7 +112,7 @@ void run(const char* who, Version v, const T* x, int64_t M, int64_t N, int k, T*
     case Version::RadixSelect:
       return detail::topk_filtered(who, x, M, N, k, 1, values, indices, workspace, stream);
     case Version::SplitRow:
-      return detail::topk_filtered(who, x, M, N, k, 0, values, indices, workspace, stream);
+      return detail::topk_filtered(who, x, M, N, k, split, values, indices, workspace, stream);
     case Version::ClusterRow:
       return detail::topk_cluster_row(who, x, M, N, k, values, indices, stream);
   }
@@ -123,7 +124,7 @@ void run(const char* who, Version v, const T* x, int64_t M, int64_t N, int k, T*
 template <typename T>
 void topk(Version v, const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
           void* workspace, cudaStream_t stream) {
-  run(__func__, v, x, M, N, k, values, indices, workspace, stream);
+  run(__func__, v, x, M, N, k, values, indices, workspace, 0, stream);
 }
 
 template <typename T>
@@ -132,11 +133,7 @@ void topk(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices, 
   check_problem(__func__, x, M, N, k, indices, kMaxK, values);
   check_values(__func__, M, values);
   const Plan plan = choose_plan(M, N, k, static_cast<int>(sizeof(T)));
-  if (plan.version == Version::SplitRow) {
-    return detail::topk_filtered(__func__, x, M, N, k, plan.chunks, values, indices, workspace,
-                                 stream);
-  }
-  run(__func__, plan.version, x, M, N, k, values, indices, workspace, stream);
+  run(__func__, plan.version, x, M, N, k, values, indices, workspace, plan.chunks, stream);
 }
 
 #define TOPK_INSTANTIATE_DISPATCH(T)                                                               \
