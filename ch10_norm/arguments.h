@@ -85,4 +85,26 @@ void check_side_buffer_placement(const char* who, const T* x, const T* residual,
       "are written)");
 }
 
+// Every check of an entry point, in this order; false when there are no rows (nothing to do, and
+// no pointer is looked at). The buffers an operation lacks are nullptr: the residual outside the
+// fused add (`fused`, which requires it), β and mean outside LayerNorm.
+template <typename T>
+bool check_arguments(const char* who, bool fused, const T* x, const T* residual, const T* gamma,
+                     const T* beta, const T* y, const float* mean, const float* rstd, int64_t rows,
+                     int64_t n, float eps) {
+  check_sizes<T>(who, rows, n, eps);
+  if (rows == 0) return false;
+  if (fused) {
+    CHECK_ARG_FOR(who, x != nullptr && residual != nullptr && y != nullptr,
+                  "x, residual and y must not be null");
+  } else {
+    CHECK_ARG_FOR(who, x != nullptr && y != nullptr, "x and y must not be null");
+  }
+  check_element_alignment(who, x, residual, gamma, beta, y, mean, rstd);
+  check_output_placement(who, x, y, rows * n);
+  if (fused) check_residual_placement(who, x, residual, y, rows * n);
+  check_side_buffer_placement<T>(who, x, residual, gamma, beta, y, mean, rstd, rows, n);
+  return true;
+}
+
 }  // namespace normalization::detail

@@ -250,12 +250,9 @@ int64_t max_registers_n() {
 template <typename T>
 void layernorm(LayerNormVersion v, const T* x, const T* gamma, const T* beta, T* y, float* mean,
                float* rstd, int64_t rows, int64_t n, float eps, cudaStream_t stream) {
-  detail::check_sizes<T>(__func__, rows, n, eps);
-  if (rows == 0) return;
-  CHECK_ARG(x != nullptr && y != nullptr, "x and y must not be null");
-  detail::check_element_alignment(__func__, x, gamma, beta, y, mean, rstd);
-  detail::check_output_placement(__func__, x, y, rows * n);
-  detail::check_side_buffer_placement<T>(__func__, x, nullptr, gamma, beta, y, mean, rstd, rows, n);
+  if (!detail::check_arguments<T>(__func__, false, x, nullptr, gamma, beta, y, mean, rstd, rows, n,
+                                  eps))
+    return;
   if (v == LayerNormVersion::Dispatch) v = choose_layernorm_version<T>(rows, n);
   using namespace detail;
   switch (v) {

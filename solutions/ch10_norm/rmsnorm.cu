@@ -340,13 +340,9 @@ const char* version_name(RmsNormVersion v) {
 template <typename T>
 void rmsnorm(RmsNormVersion v, const T* x, const T* gamma, T* y, float* rstd, int64_t rows,
              int64_t n, float eps, cudaStream_t stream) {
-  detail::check_sizes<T>(__func__, rows, n, eps);
-  if (rows == 0) return;
-  CHECK_ARG(x != nullptr && y != nullptr, "x and y must not be null");
-  detail::check_element_alignment(__func__, x, gamma, y, rstd);
-  detail::check_output_placement(__func__, x, y, rows * n);
-  detail::check_side_buffer_placement<T>(__func__, x, nullptr, gamma, nullptr, y, nullptr, rstd,
-                                         rows, n);
+  if (!detail::check_arguments<T>(__func__, false, x, nullptr, gamma, nullptr, y, nullptr, rstd,
+                                  rows, n, eps))
+    return;
   if (v == RmsNormVersion::Dispatch) v = choose_rmsnorm_version<T>(rows, n, false);
   detail::launch<T, false>(__func__, v, x, nullptr, gamma, y, rstd, rows, n, eps, stream);
 }
@@ -354,15 +350,9 @@ void rmsnorm(RmsNormVersion v, const T* x, const T* gamma, T* y, float* rstd, in
 template <typename T>
 void add_rmsnorm(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y, float* rstd,
                  int64_t rows, int64_t n, float eps, cudaStream_t stream) {
-  detail::check_sizes<T>(__func__, rows, n, eps);
-  if (rows == 0) return;
-  CHECK_ARG(x != nullptr && residual != nullptr && y != nullptr,
-            "x, residual and y must not be null");
-  detail::check_element_alignment(__func__, x, residual, gamma, y, rstd);
-  detail::check_output_placement(__func__, x, y, rows * n);
-  detail::check_residual_placement(__func__, x, residual, y, rows * n);
-  detail::check_side_buffer_placement<T>(__func__, x, residual, gamma, nullptr, y, nullptr, rstd,
-                                         rows, n);
+  if (!detail::check_arguments<T>(__func__, true, x, residual, gamma, nullptr, y, nullptr, rstd,
+                                  rows, n, eps))
+    return;
   if (v == RmsNormVersion::Dispatch) v = choose_rmsnorm_version<T>(rows, n, true);
   detail::launch<T, true>(__func__, v, x, residual, gamma, y, rstd, rows, n, eps, stream);
 }
