@@ -1,7 +1,7 @@
 // Chapter 7's GPU tests, built twice: against the skeleton (the student's build, ctest label
 // student_ch07_reduction, selected by -L ch07_reduction) and against the solution (label
 // solutions). Each TEST_CASE names the TODOs it checks; the argument test and the CUB test
-// check code the chapter gives.
+// check code the chapter gives (tag [given]: they pass before the TODOs are filled).
 #include "check.h"
 #include "test_data.h"
 #include "cpu_ref.h"
@@ -211,7 +211,7 @@ TEST_CASE("v5, v6: more than 2^31 elements (float, 8 GiB)",
   }
 }
 
-TEST_CASE("bad arguments are rejected with a clear error", "[ch07_reduction][arguments]") {
+TEST_CASE("bad arguments are rejected with a clear error", "[ch07_reduction][arguments][given]") {
   // The message names the public function called and what is wrong.
   common::DeviceBuffer<float> x(16), out(1);
   common::DeviceBuffer<__nv_bfloat16> x16(16);
@@ -281,7 +281,8 @@ TEST_CASE("bad arguments are rejected with a clear error", "[ch07_reduction][arg
                            "max: x and out must be aligned");
 }
 
-TEST_CASE("CUB agrees with the CPU reference (the second reference)", "[ch07_reduction][cub]") {
+TEST_CASE("CUB agrees with the CPU reference (the second reference)",
+          "[ch07_reduction][cub][given]") {
   for (size_t n : {size_t{1}, size_t{1025}, (size_t{1} << 20) + 3}) {
     const std::vector<float> x = common::gen::normal(n, 9200 + n, 1.0f, 1.0f);
     check::Reduction<float> cub_sum;

@@ -1,7 +1,9 @@
 // Chapter 10's GPU tests, built twice: against the skeleton (the student's build, ctest label
 // student_ch10_softmax, selected by -L ch10_softmax) and against the solution (label
-// solutions). Each TEST_CASE checks one TODO; INFO says which to fill when it fails. One test,
-// tagged [large], moves more than 2^31 elements; the sanitizer runs skip it.
+// solutions). Each TEST_CASE checks one TODO; INFO says which to fill when it fails, except the
+// argument test, tagged [given], which checks code the chapter gives. [sm90]: before sm_90 the
+// test only checks that the version refuses. One test, tagged [large], moves more than 2^31
+// elements; the sanitizer runs skip it.
 #include "check.h"
 #include "softmax.h"
 #include "softmax_launch.h"
@@ -205,7 +207,7 @@ TEST_CASE("version 5b: block per row, row read again from cache", "[ch10_softmax
   run(__nv_bfloat16{});
 }
 
-TEST_CASE("version 6: row split across a cluster", "[ch10_softmax][split_row]") {
+TEST_CASE("version 6: row split across a cluster", "[ch10_softmax][split_row][sm90]") {
   if (!softmax::detail::clusters_supported()) {
     // Before sm_90 there are no clusters: the version must refuse, clearly.
     common::DeviceBuffer<float> x(1024), y(1024);
@@ -449,7 +451,7 @@ TEST_CASE("aligned rows, forward and backward", "[ch10_softmax][aligned]") {
   run(__half{});
 }
 
-TEST_CASE("arguments are validated", "[ch10_softmax][validation]") {
+TEST_CASE("arguments are validated", "[ch10_softmax][validation][given]") {
   // Each bad call names what is wrong: the message is checked, so that a call refused by another
   // check cannot pass for the one under test. Forward, log_softmax and backward alike.
   common::DeviceBuffer<float> a(64), b(64);
