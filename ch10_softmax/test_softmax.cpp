@@ -55,7 +55,7 @@ std::string todo_of(Version v) {
     case Version::SplitRow:
       return "TODO 6 in softmax_cluster.cuh (and TODO 5)";
     case Version::Final:
-      return "TODO 7 in softmax_dispatch.cu (and TODOs 4-6)";
+      return "TODO 7 in softmax_dispatch.cu (and TODOs 4, 5, 5b, 6)";
   }
   return "?";
 }
@@ -243,7 +243,7 @@ TEST_CASE("version 7: the dispatcher", "[ch10_softmax][final]") {
   check_fp32(Version::Final);
   // Many rows of the lengths where the dispatcher switches kernels.
   for (int64_t cols : {int64_t{4096}, int64_t{8192}, int64_t{8193}}) {
-    INFO("fill TODO 7 (and TODOs 4-6): rows = 512, cols = " << cols);
+    INFO("fill TODO 7 (and TODOs 4, 5, 5b, 6): rows = 512, cols = " << cols);
     REQUIRE_CHECK(check::check_forward(forward<float>(Version::Final, check::Op::Softmax),
                                        check::Op::Softmax, check::logits<float>(512, cols, cols),
                                        512, cols, placement_for(static_cast<size_t>(cols))));

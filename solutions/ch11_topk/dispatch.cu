@@ -83,9 +83,9 @@ Plan choose_plan(int64_t M, int64_t N, int k, int elem_bytes) {
   //   once at close to copy bandwidth for every k; a row split pays off whenever M rows alone
   //   cannot fill the GPU (split_chunks > 1); among splits, version 4b (ClusterRow, given code)
   //   is faster for up to 16 rows wherever supports() allows it, except for k > 128 on rows
-  //   shorter than 64 k (its bounds then let too many candidates through); the per-thread queue
-  //   wins only where a row is too short for the filter's tiles to matter (N of a few hundred)
-  //   and k is small.
+  //   of N < 64 * k elements (its bounds then let too many candidates through); the per-thread
+  //   queue wins only where a row is too short for the filter's tiles to matter (N of a few
+  //   hundred) and k is small.
   // BEGIN TODO 6
   if (k <= 8 && N <= 512) return {Version::ThreadQueue, 1};
   const int chunks = split_chunks(M, N);
