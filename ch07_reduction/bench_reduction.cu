@@ -1,6 +1,7 @@
 // Benchmark of chapter 7: every version and cub::DeviceReduce, float sums over N = 2^16 .. 2^28,
-// then the final version's bf16 sum and float max next to CUB's. Each version's result is
-// checked before it is timed; a wrong one is reported, not timed, and the exit status is 1.
+// then the final version's bf16 sum and float max next to CUB's. Each version's result, and
+// CUB's, is checked before it is timed; a wrong one is reported, not timed, and the exit status
+// is 1. --versions matches the names printed ("1_atomic sum", "cub max", "read_floor ...").
 //   bench_reduction                      all versions, N = 2^16, 2^18, ..., 2^28
 //   bench_reduction --sizes=24,28        N = 2^24 and 2^28 only
 //   bench_reduction --versions=final --csv
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -103,14 +105,15 @@ std::vector<Expected> expected_for(const std::vector<T>& host, const std::vector
   return result;
 }
 
-// Checks a version, then times it (common::BenchTable::check_then_time): one run on a poisoned
+// Checks a run, then times it (common::BenchTable::checked_timing): one run on a poisoned
 // output (NaN), out[0] compared with the exact result: a sum within the chapter's error bound
 // (check.h), a maximum exactly.
 template <typename Launch>
-void check_then_time(common::BenchTable& table, common::BenchRow row, const Launch& launch,
-                     float* out, double exact, double bound) {
+std::optional<common::Timing> checked_timing(common::BenchTable& table, const common::BenchRow& row,
+                                             const Launch& launch, float* out, double exact,
+                                             double bound) {
   CUDA_CHECK(cudaMemset(out, 0xFF, sizeof(float)));
-  table.check_then_time(std::move(row), launch, [&] {
+  return table.checked_timing(row, launch, [&] {
     float got = 0;
     CUDA_CHECK(cudaMemcpy(&got, out, sizeof(float), cudaMemcpyDeviceToHost));
     if (std::fabs(static_cast<double>(got) - exact) <= bound)  // false for NaN
@@ -120,6 +123,17 @@ void check_then_time(common::BenchTable& table, common::BenchRow row, const Laun
                   exact, bound);
     return common::CheckResult::fail(why);
   });
+}
+
+// The row of a version that checked out, with its timing.
+template <typename Launch>
+void check_then_time(common::BenchTable& table, common::BenchRow row, const Launch& launch,
+                     float* out, double exact, double bound) {
+  if (const std::optional<common::Timing> timing =
+          checked_timing(table, row, launch, out, exact, bound)) {
+    row.timing = *timing;
+    table.add(std::move(row));
+  }
 }
 
 // Version 1 adds every input into one float. With inputs in [0, 1) its running sum passes 2^24
@@ -133,13 +147,31 @@ double tree_bound(int64_t n, double sum) {
   return check::sum_error_bound(n, sum, check::Accumulation::Tree, check::tree_run_threads());
 }
 
-// CUB's time for the same input: its temporary storage is allocated outside the timed region.
-template <typename T, typename Launch>
-double time_cub(const T* x, int64_t n, float* out, Launch cub_call) {
+// CUB on the same input, checked like the versions (`row` names it), then timed: its time is
+// what every row's "vs vendor" divides, whether or not its own row is shown. Nothing when its
+// result was wrong. Its temporary storage is allocated outside the timed region.
+template <typename T, typename CubCall>
+std::optional<common::Timing> cub_timing(common::BenchTable& table, const common::BenchRow& row,
+                                         const T* x, int64_t n, float* out, double exact,
+                                         double bound, CubCall cub_call) {
   const size_t temp_bytes = cub_call(x, n, out, nullptr, 0, nullptr);
   common::DeviceBuffer<unsigned char> temp(temp_bytes);
-  return common::time_gpu([&](cudaStream_t s) { cub_call(x, n, out, temp.data(), temp_bytes, s); })
-      .median_us;
+  return checked_timing(
+      table, row, [&](cudaStream_t s) { cub_call(x, n, out, temp.data(), temp_bytes, s); }, out,
+      exact, bound);
+}
+
+// The row "cub <op>" where --versions asks for it and CUB's result checked out.
+void add_cub_row(const common::BenchArgs& args, common::BenchTable& table, common::BenchRow row,
+                 const std::optional<common::Timing>& cub) {
+  if (!cub || !args.wants_version(row.version)) return;
+  row.timing = *cub;
+  row.vendor_us = cub->median_us;
+  table.add(std::move(row));
+}
+
+std::optional<double> median_of(const std::optional<common::Timing>& timing) {
+  return timing ? std::optional<double>(timing->median_us) : std::nullopt;
 }
 
 // The rows "7_final <op>" and "cub <op>", each where --versions asks for it.
@@ -147,11 +179,17 @@ template <typename T>
 void bench_final(const common::BenchArgs& args, common::BenchTable& table, const char* op,
                  int64_t n, const T* x, float* out, void* ws, bool is_max,
                  const Expected& expected) {
-  const std::string final_row = std::string("7_final ") + op, cub_row = std::string("cub ") + op;
-  const bool wants_final = args.wants_version(final_row), wants_cub = args.wants_version(cub_row);
+  const std::string final_row = std::string("7_final ") + op, cub_name = std::string("cub ") + op;
+  const bool wants_final = args.wants_version(final_row), wants_cub = args.wants_version(cub_name);
   if (!wants_final && !wants_cub) return;
-  const double vendor_us = time_cub(
-      x, n, out, [&](const T* d_x, int64_t m, float* o, void* t, size_t b, cudaStream_t s) {
+  const char* dtype = common::DType<T>::name;
+  const double exact = is_max ? expected.max : expected.sum;
+  const double bound = is_max ? 0.0 : tree_bound(n, expected.sum);
+  const double bytes = static_cast<double>(n) * sizeof(T);
+  const common::BenchRow cub_row{cub_name, shape_of(n), dtype, {}, bytes, {}};
+  const std::optional<common::Timing> cub = cub_timing(
+      table, cub_row, x, n, out, exact, bound,
+      [&](const T* d_x, int64_t m, float* o, void* t, size_t b, cudaStream_t s) {
         if constexpr (std::is_same_v<T, float>) {
           return is_max ? cub_baseline::max(d_x, m, o, t, b, s)
                         : cub_baseline::sum(d_x, m, o, t, b, s);
@@ -159,7 +197,6 @@ void bench_final(const common::BenchArgs& args, common::BenchTable& table, const
           return cub_baseline::sum(d_x, m, o, t, b, s);
         }
       });
-  const char* dtype = common::DType<T>::name;
   auto launch = [&](cudaStream_t s) {
     if constexpr (std::is_same_v<T, float>) {
       if (is_max)
@@ -170,15 +207,10 @@ void bench_final(const common::BenchArgs& args, common::BenchTable& table, const
       reduction::sum(x, n, out, ws, s);
     }
   };
-  const double exact = is_max ? expected.max : expected.sum;
-  const double bound = is_max ? 0.0 : tree_bound(n, expected.sum);
   if (wants_final)
-    check_then_time(
-        table, {final_row, shape_of(n), dtype, {}, static_cast<double>(n) * sizeof(T), vendor_us},
-        launch, out, exact, bound);
-  if (wants_cub)
-    table.add({cub_row, shape_of(n), dtype, common::Timing{vendor_us, vendor_us, vendor_us, 0},
-               static_cast<double>(n) * sizeof(T), vendor_us});
+    check_then_time(table, {final_row, shape_of(n), dtype, {}, bytes, median_of(cub)}, launch, out,
+                    exact, bound);
+  add_cub_row(args, table, cub_row, cub);
 }
 
 }  // namespace
@@ -210,27 +242,32 @@ int main(int argc, char** argv) {
     common::DeviceBuffer<int> sink(1);
 
     // The floor under every small-n time: a launch that does nothing, timed the same way.
-    if (args.wants_version("launch_floor")) {
+    const std::string launch_floor = "launch_floor (empty kernel)";
+    if (args.wants_version(launch_floor)) {
       const common::Timing t = common::time_gpu([](cudaStream_t s) {
         empty_kernel<<<1, 32, 0, s>>>();
         CUDA_CHECK_LAUNCH();
       });
-      table.add({"launch_floor (empty kernel)", "-", "-", t, 0.0, std::nullopt});
+      table.add({launch_floor, "-", "-", t, 0.0, std::nullopt});
     }
 
     for (size_t i = 0; i < sizes.size(); ++i) {
       const int64_t n = sizes[i];
       if (args.wants_dtype("fp32")) {
-        const double vendor_us =
-            time_cub(x.data(), n, out.data(), [](auto... a) { return cub_baseline::sum(a...); });
+        const double bytes = static_cast<double>(n) * sizeof(float);
+        const common::BenchRow cub_row{"cub sum", shape_of(n), "fp32", {}, bytes, {}};
+        const std::optional<common::Timing> cub = cub_timing(
+            table, cub_row, x.data(), n, out.data(), expected[i].sum,
+            tree_bound(n, expected[i].sum), [](auto... a) { return cub_baseline::sum(a...); });
         for (Version v : reduction::kAllVersions) {
-          if (!args.wants_version(reduction::version_name(v))) continue;
+          // --versions matches the names printed.
+          const std::string row = std::string(reduction::version_name(v)) + " sum";
+          if (!args.wants_version(row)) continue;
           common::DeviceBuffer<unsigned char> ws(reduction::workspace_bytes(v, n));
           ws.fill_bytes(0);
           auto launch = [&](cudaStream_t s) {
             reduction::sum(v, x.data(), n, out.data(), ws.data(), s);
           };
-          const std::string row = std::string(reduction::version_name(v)) + " sum";
           double exact = expected[i].sum, bound = tree_bound(n, exact);
           if (v == Version::Atomic && n <= kAtomicRightUpTo) {
             bound = check::sum_error_bound(n, exact, check::Accumulation::Serial, 0);
@@ -247,19 +284,14 @@ int main(int argc, char** argv) {
                   " to lie between 2^23 and the larger of 2^24 and the exact sum)\n",
                   row.c_str(), shape_of(n).c_str());
           }
-          check_then_time(
-              table,
-              {row, shape_of(n), "fp32", {}, static_cast<double>(n) * sizeof(float), vendor_us},
-              launch, out.data(), exact, bound);
+          check_then_time(table, {row, shape_of(n), "fp32", {}, bytes, median_of(cub)}, launch,
+                          out.data(), exact, bound);
         }
-        if (args.wants_version("cub"))
-          table.add({"cub sum", shape_of(n), "fp32",
-                     common::Timing{vendor_us, vendor_us, vendor_us, 0},
-                     static_cast<double>(n) * sizeof(float), vendor_us});
-        if (args.wants_version("read_floor"))
-          table.add({"read_floor (loads only)", shape_of(n), "fp32",
-                     time_read_floor(x.data(), n, sink.data()),
-                     static_cast<double>(n) * sizeof(float), std::nullopt});
+        add_cub_row(args, table, cub_row, cub);
+        const std::string read_floor = "read_floor (loads only)";
+        if (args.wants_version(read_floor))
+          table.add({read_floor, shape_of(n), "fp32", time_read_floor(x.data(), n, sink.data()),
+                     bytes, std::nullopt});
       }
     }
     // The final version on its other operations.

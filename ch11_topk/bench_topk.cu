@@ -2,10 +2,10 @@
 // chapter's LLM-logit shapes, fp32 and bf16, k in {1, 50, 1024}.
 //   bench_topk [--sizes=1x128256,64x128256] [--versions=split,cub] [--dtypes=fp32] [--csv]
 // GB/s counts the input read once plus the outputs written once; "vs vendor" is CUB's time
-// over ours. CUB's segmented sort does not depend on k, so it is timed once per shape.
-// Before a version is timed, it runs once on poisoned outputs and its first and last rows are
-// compared with cpu_ref as the tests compare them; a wrong one prints WRONG RESULT instead of a
-// time, and the exit status is 1.
+// over ours (its segmented sort does not depend on k; it is checked and timed at each k).
+// Before a version or CUB is timed, it runs once on poisoned outputs and its first and last rows
+// are compared with cpu_ref as the tests compare them; a wrong one prints WRONG RESULT instead
+// of a time, and the exit status is 1.
 #include "check.h"
 #include "cub_topk.h"
 #include "topk.h"
@@ -87,17 +87,16 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
     common::DeviceBuffer<float> probs(static_cast<size_t>(M * max_k));
     common::DeviceBuffer<float> lse(static_cast<size_t>(M));
 
-    std::optional<double> cub_us;
+    // The baseline runs whatever --versions says: its time is what every row's "vs vendor"
+    // divides.
     std::optional<common::DeviceBuffer<unsigned char>> cub_ws;
     size_t cub_bytes = 0;
-    if (args.wants_version("cub")) {
-      try {
-        cub_bytes = cub_topk::workspace_bytes<T>(M, N);
-        cub_ws.emplace(cub_bytes);
-      } catch (const std::invalid_argument& e) {  // beyond the baseline's limits: no CUB row
-        std::printf("%s(CUB baseline at %lldx%lld: %s)\n", args.csv ? "# " : "  ",
-                    static_cast<long long>(M), static_cast<long long>(N), e.what());
-      }
+    try {
+      cub_bytes = cub_topk::workspace_bytes<T>(M, N);
+      cub_ws.emplace(cub_bytes);
+    } catch (const std::invalid_argument& e) {  // beyond the baseline's limits: no CUB row
+      std::printf("%s(CUB baseline at %lldx%lld: %s)\n", args.csv ? "# " : "  ",
+                  static_cast<long long>(M), static_cast<long long>(N), e.what());
     }
     for (int k : {1, 50, 1024}) {
       if (k > N) continue;
@@ -107,13 +106,6 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
                            static_cast<double>(M * k * (sizeof(T) + sizeof(int64_t)));
       common::DeviceBuffer<unsigned char> ws(std::max<size_t>(topk::workspace_bytes(M, N, k), 256));
       ws.fill_bytes(0);
-
-      if (cub_ws && !cub_us) {
-        cub_us = common::time_gpu([&](cudaStream_t st) {
-                   cub_topk::topk(x.data(), M, N, k, values.data(), indices.data(), cub_ws->data(),
-                                  cub_bytes, st);
-                 }).median_us;
-      }
       // The rows checked (common::checked_rows), copied back alone, with their references.
       std::vector<CheckedRow> checked;
       for (int64_t r : common::checked_rows(M)) {
@@ -121,13 +113,12 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
         checked.push_back(
             {r, cpu_ref::topk(row, 1, N, k), cpu_ref::softmax_topk(row, 1, N, k, 1.0)});
       }
-      // Each version is checked, then timed (common::BenchTable::check_then_time): one run on
-      // poisoned outputs, compared as the tests compare (check.h): indices exactly (the order is
-      // total, ties to the lower index: one right answer), values exactly (copies of input
-      // elements), probabilities and lse within the tests' float bounds.
-      auto add = [&](const std::string& name, bool fused,
-                     const std::function<void(cudaStream_t)>& launch, double moved) {
-        if (!args.wants_version(name)) return;
+      // Each version, and CUB, is checked, then timed (common::BenchTable::checked_timing): one
+      // run on poisoned outputs, compared as the tests compare (check.h): indices exactly (the
+      // order is total, ties to the lower index: one right answer), values exactly (copies of
+      // input elements), probabilities and lse within the tests' float bounds.
+      auto checked_timing = [&](const std::string& name, bool fused,
+                                const std::function<void(cudaStream_t)>& launch, double moved) {
         values.fill_bytes(common::kPoisonByte);
         indices.fill_bytes(common::kPoisonByte);
         probs.fill_bytes(common::kPoisonByte);
@@ -152,7 +143,27 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
           }
           return result;
         };
-        table.check_then_time({name, shape, dtype, {}, moved, cub_us}, launch, compare);
+        return table.checked_timing({name, shape, dtype, {}, moved, {}}, launch, compare);
+      };
+      // CUB first: every row compares with its time. Its data has no NaN and no -0.0, where its
+      // order differs from ours (cub_topk.h).
+      const std::string cub_name = "cub_segmented_sort";
+      std::optional<common::Timing> cub;
+      if (cub_ws)
+        cub = checked_timing(
+            cub_name, false,
+            [&](cudaStream_t st) {
+              cub_topk::topk(x.data(), M, N, k, values.data(), indices.data(), cub_ws->data(),
+                             cub_bytes, st);
+            },
+            bytes);
+      const std::optional<double> cub_us =
+          cub ? std::optional<double>(cub->median_us) : std::nullopt;
+      auto add = [&](const std::string& name, bool fused,
+                     const std::function<void(cudaStream_t)>& launch, double moved) {
+        if (!args.wants_version(name)) return;
+        if (const std::optional<common::Timing> timing = checked_timing(name, fused, launch, moved))
+          table.add({name, shape, dtype, *timing, moved, cub_us});
       };
       for (topk::Version v : topk::kAllVersions) {
         if (!topk::supports(v, M, N, k, static_cast<int>(sizeof(T)))) continue;
@@ -176,12 +187,8 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
                                ws.data(), st);
           },
           static_cast<double>(M * N * sizeof(T)) + static_cast<double>(M * k * 12 + M * 4));
-      if (cub_us && args.wants_version("cub")) {
-        common::Timing t;
-        t.median_us = t.min_us = t.max_us = *cub_us;
-        t.runs = 1;
-        table.add({"cub_segmented_sort", shape, dtype, t, bytes, cub_us});
-      }
+      if (cub && args.wants_version(cub_name))
+        table.add({cub_name, shape, dtype, *cub, bytes, cub_us});
     }
   }
 }

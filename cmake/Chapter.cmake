@@ -16,7 +16,8 @@
 #   student_<NAME>  the student's tests           ctest --test-dir build -L ch07_reduction
 #   solutions       the reference build's tests   ctest --test-dir build -L solutions
 #   checker         the checker rejects known-wrong kernels
-#   cpu             tests that need no GPU (TODO_CPU_TESTS need none either, but are labelled
+#   cpu             tests that need no GPU, the solution benchmark's refusal of a malformed
+#                   command line among them (TODO_CPU_TESTS need none either, but are labelled
 #                   student_<NAME> and solutions, as the build they test)
 # The full suite is everything but the student's tests (they fail until the TODOs are filled):
 #   ctest --test-dir build -LE student
@@ -90,6 +91,20 @@ function(add_chapter)
         OUTPUT_NAME ${bench_name} RUNTIME_OUTPUT_DIRECTORY ${out_dir})
       if(build STREQUAL "solution")
         set_property(GLOBAL APPEND PROPERTY CHAPTER_SOLUTION_BENCHMARKS ${CH_NAME}_${build}_bench)
+        # A malformed command line is refused (exit 2) before any GPU is looked for: CPU tests.
+        foreach(refusal "no_such_option|--no-such-option|unknown option '--no-such-option'"
+                        "malformed_size|--sizes=x|bad --sizes entry 'x'"
+                        "empty_size|--sizes=1,,2|--sizes=1,,2 has an empty entry")
+          string(REPLACE "|" ";" refusal "${refusal}")
+          list(GET refusal 0 what)
+          list(GET refusal 1 arg)
+          list(GET refusal 2 output)
+          add_test(NAME cpu.${CH_NAME}.${bench_name}_refuses_${what}
+                   COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:${CH_NAME}_${build}_bench>
+                           -DARG=${arg} -DEXIT_CODE=2 "-DOUTPUT=${output}"
+                           -P ${PROJECT_SOURCE_DIR}/cmake/ExpectExit.cmake)
+          set_tests_properties(cpu.${CH_NAME}.${bench_name}_refuses_${what} PROPERTIES LABELS cpu)
+        endforeach()
       endif()
     endif()
   endforeach()

@@ -13,14 +13,6 @@
 namespace common {
 namespace {
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) items.push_back(item);
-  return items;
-}
-
 // Records every filter that matches, not only the first: each is then known to select something.
 bool matches_any(const std::vector<std::string>& filters, const std::string& name,
                  const std::string& option, std::set<std::string>& matched) {
@@ -42,12 +34,21 @@ std::optional<int64_t> whole_number(const std::string& text) {
   return std::stoll(text);
 }
 
-// An option's comma-separated list; an empty one (--sizes=) would silently mean the defaults.
+// An option's comma-separated list. An empty one (--sizes=) would silently mean the defaults, and
+// an empty entry (--sizes=20,,24) is a slip of the keyboard.
 std::vector<std::string> nonempty_list(const std::string& option, const std::string& text) {
-  std::vector<std::string> items = split_list(text);
-  if (items.empty()) {
+  if (text.empty()) {
     std::cerr << option << " needs at least one entry (leave the option out for the defaults)\n";
     std::exit(2);
+  }
+  std::vector<std::string> items;
+  std::stringstream in(text + ",");  // the last entry ends with a comma too
+  for (std::string item; std::getline(in, item, ',');) {
+    if (item.empty()) {
+      std::cerr << option << "=" << text << " has an empty entry\n";
+      std::exit(2);
+    }
+    items.push_back(item);
   }
   return items;
 }
@@ -104,10 +105,6 @@ BenchArgs parse_bench_args(int argc, char** argv, const std::string& usage) {
       std::exit(2);
     }
   }
-  if (auto reason = gpu_unavailable_reason()) {
-    std::cerr << "This benchmark needs a CUDA GPU and cannot run here: " << *reason << "\n";
-    std::exit(1);
-  }
   return args;
 }
 
@@ -125,13 +122,15 @@ MatrixSize parse_matrix_size(const std::string& text) {
   const std::optional<int64_t> cols = x == std::string::npos ? std::nullopt
                                                              : whole_number(text.substr(x + 1));
   constexpr int64_t kMaxElements = int64_t{1} << 40;
-  if (!rows || !cols || *cols < 1 || *rows > kMaxElements / *cols)
-    bad_size(text, "ROWSxCOLS with COLS >= 1 and at most 2^40 elements, e.g. 4096x8192");
+  if (!rows || !cols || *rows < 1 || *cols < 1 || *rows > kMaxElements / *cols)
+    bad_size(text, "ROWSxCOLS with ROWS, COLS >= 1 and at most 2^40 elements, e.g. 4096x8192");
   return {*rows, *cols};
 }
 
 BenchTable::BenchTable(std::string title, const BenchArgs& args)
-    : title_(std::move(title)), args_(args), copy_gbs_(copy_bandwidth_gbs()) {
+    : title_(std::move(title)), args_(args) {}
+
+void BenchTable::print_banner() {
   if (args_.csv) {
     std::printf("benchmark,version,shape,dtype,median_us,min_us,max_us,runs,gb_per_s,"
                 "pct_of_copy,vendor_us,speedup_vs_vendor\n");
@@ -174,8 +173,22 @@ std::vector<int64_t> checked_rows(int64_t rows) {
   return {0, rows - 1};
 }
 
+int BenchTable::exit_status() const {
+  if (any_wrong_) return 1;
+  return rows_ == 0 || !args_.unmatched_filters().empty() ? 2 : 0;
+}
+
 int BenchTable::run(const std::function<void()>& rows) {
+  if (auto reason = gpu_unavailable_reason()) {
+    std::fprintf(stderr, "%s needs a CUDA GPU and cannot run here: %s\n", title_.c_str(),
+                 reason->c_str());
+    return 1;
+  }
   try {
+    // Inside the try: the probe is the first GPU work, and a GPU the build has no code for, or
+    // without the memory, fails here.
+    copy_gbs_ = copy_bandwidth_gbs();
+    print_banner();
     rows();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", title_.c_str(), e.what());
@@ -188,26 +201,35 @@ int BenchTable::run(const std::function<void()>& rows) {
   return exit_status();
 }
 
-void BenchTable::check_then_time(BenchRow row, const std::function<void(cudaStream_t)>& launch,
-                                 const std::function<CheckResult()>& check, IfRefused if_refused) {
+std::optional<Timing> BenchTable::checked_timing(const BenchRow& row,
+                                                 const std::function<void(cudaStream_t)>& launch,
+                                                 const std::function<CheckResult()>& check,
+                                                 IfRefused if_refused) {
   try {
     launch(nullptr);
   } catch (const std::invalid_argument& e) {
-    if (if_refused == IfRefused::Skip) return;
-    add_wrong(row.version, row.shape, row.dtype, std::string("the launch refused: ") + e.what());
-    return;
+    if (if_refused == IfRefused::Wrong)
+      add_wrong(row.version, row.shape, row.dtype, std::string("the launch refused: ") + e.what());
+    return std::nullopt;
   } catch (const std::logic_error& e) {  // an unfinished TODO that throws
     add_wrong(row.version, row.shape, row.dtype, std::string("the launch threw: ") + e.what());
-    return;
+    return std::nullopt;
   }
   CUDA_CHECK(cudaDeviceSynchronize());
   const CheckResult result = check();
   if (!result.ok) {
     add_wrong(row.version, row.shape, row.dtype, result.message);
-    return;
+    return std::nullopt;
   }
-  row.timing = time_gpu(launch);
-  add(std::move(row));
+  return time_gpu(launch);
+}
+
+void BenchTable::check_then_time(BenchRow row, const std::function<void(cudaStream_t)>& launch,
+                                 const std::function<CheckResult()>& check, IfRefused if_refused) {
+  if (const std::optional<Timing> timing = checked_timing(row, launch, check, if_refused)) {
+    row.timing = *timing;
+    add(std::move(row));
+  }
 }
 
 void BenchTable::add_wrong(const std::string& version, const std::string& shape,

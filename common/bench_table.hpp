@@ -34,14 +34,14 @@ struct BenchArgs {
 };
 
 // Parses the common options; prints `usage` and exits 0 on --help, exits 2 on an unknown option
-// or an option given an empty list.
-// Exits 1 with the reason when no CUDA device is usable: a benchmark cannot run without one.
+// or a list that is empty or has an empty entry. Needs no GPU: the chapter checks its --sizes
+// next, and BenchTable::run says when there is no GPU.
 BenchArgs parse_bench_args(int argc, char** argv, const std::string& usage);
 
 // One entry of --sizes as a whole number in [lo, hi]; exits 2 naming the entry otherwise.
 int64_t parse_size_in_range(const std::string& text, int64_t lo, int64_t hi);
 
-// One entry of --sizes as a matrix shape "MxN" (M >= 0 rows, N >= 1 columns, e.g. 4096x8192,
+// One entry of --sizes as a matrix shape "MxN" (M >= 1 rows, N >= 1 columns, e.g. 4096x8192,
 // at most 2^40 elements in all, more than any GPU holds); exits 2 naming the entry otherwise.
 struct MatrixSize {
   int64_t rows;
@@ -64,7 +64,7 @@ struct BenchRow {
 
 class BenchTable {
  public:
-  // Prints the banner (device, copy bandwidth) unless the output is CSV.
+  // Touches no GPU: run() measures the copy bandwidth and prints the banner.
   BenchTable(std::string title, const BenchArgs& args);
   void add(BenchRow row);  // printed at once, so long runs show progress
   // A row whose output failed the check run before timing: "<version> <shape> <dtype>: WRONG
@@ -82,19 +82,29 @@ class BenchTable {
   void check_then_time(BenchRow row, const std::function<void(cudaStream_t)>& launch,
                        const std::function<CheckResult()>& check,
                        IfRefused if_refused = IfRefused::Wrong);
+  // The same steps without adding the row: the timing of a run that checked out, or nothing
+  // after its WRONG RESULT line (or a refusal left out). For the vendor library, whose time
+  // every row compares with, whether or not its own row is shown.
+  std::optional<Timing> checked_timing(const BenchRow& row,
+                                       const std::function<void(cudaStream_t)>& launch,
+                                       const std::function<CheckResult()>& check,
+                                       IfRefused if_refused = IfRefused::Wrong);
   // What main returns: 1 once any row was wrong, so that scripts notice; 2 when the filters
-  // selected no row at all; else 0.
-  int exit_status() const { return any_wrong_ ? 1 : rows_ == 0 ? 2 : 0; }
-  // Runs the benchmark's rows and returns what main returns: exit_status(), or 1 after an
-  // exception (a CUDA error: after a fault nothing more can run), printed with the title. Each
-  // --versions or --dtypes entry that selected nothing is named on stderr.
+  // selected no row at all, or a --versions or --dtypes entry selected nothing; else 0.
+  int exit_status() const;
+  // With no usable GPU, says so and returns 1. Otherwise measures the copy bandwidth, prints the
+  // banner (device, copy bandwidth) unless the output is CSV, runs the benchmark's rows and
+  // returns what main returns: exit_status(), or 1 after an exception (a CUDA error: after a
+  // fault nothing more can run), printed with the title. Each --versions or --dtypes entry that
+  // selected nothing is named on stderr.
   int run(const std::function<void()>& rows);
-  double copy_gbs() const { return copy_gbs_; }
 
  private:
+  void print_banner();
+
   std::string title_;
   BenchArgs args_;
-  double copy_gbs_;
+  double copy_gbs_ = 0;
   bool any_wrong_ = false;
   int rows_ = 0;  // rows printed, timed or wrong
 };
