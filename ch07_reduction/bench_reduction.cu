@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -105,15 +106,12 @@ std::vector<Expected> expected_for(const std::vector<T>& host, const std::vector
   return result;
 }
 
-// Checks a run, then times it (common::BenchTable::checked_timing): one run on a poisoned
-// output (NaN), out[0] compared with the exact result: a sum within the chapter's error bound
-// (check.h), a maximum exactly.
-template <typename Launch>
-std::optional<common::Timing> checked_timing(common::BenchTable& table, const common::BenchRow& row,
-                                             const Launch& launch, float* out, double exact,
-                                             double bound) {
+// The check a run goes through before it is timed (common::BenchTable::check_then_time): out is
+// poisoned (NaN) now, before the run; then out[0] is compared with the exact result, a sum
+// within the chapter's error bound (check.h), a maximum exactly.
+std::function<common::CheckResult()> poison_then_check(float* out, double exact, double bound) {
   CUDA_CHECK(cudaMemset(out, 0xFF, sizeof(float)));
-  return table.checked_timing(row, launch, [&] {
+  return [=] {
     float got = 0;
     CUDA_CHECK(cudaMemcpy(&got, out, sizeof(float), cudaMemcpyDeviceToHost));
     if (std::fabs(static_cast<double>(got) - exact) <= bound)  // false for NaN
@@ -122,18 +120,7 @@ std::optional<common::Timing> checked_timing(common::BenchTable& table, const co
     std::snprintf(why, sizeof(why), "%.9g, expected %.9g within %.3g", static_cast<double>(got),
                   exact, bound);
     return common::CheckResult::fail(why);
-  });
-}
-
-// The row of a version that checked out, with its timing.
-template <typename Launch>
-void check_then_time(common::BenchTable& table, common::BenchRow row, const Launch& launch,
-                     float* out, double exact, double bound) {
-  if (const std::optional<common::Timing> timing =
-          checked_timing(table, row, launch, out, exact, bound)) {
-    row.timing = *timing;
-    table.add(std::move(row));
-  }
+  };
 }
 
 // Version 1 adds every input into one float. With inputs in [0, 1) its running sum passes 2^24
@@ -156,22 +143,9 @@ std::optional<common::Timing> cub_timing(common::BenchTable& table, const common
                                          double bound, CubCall cub_call) {
   const size_t temp_bytes = cub_call(x, n, out, nullptr, 0, nullptr);
   common::DeviceBuffer<unsigned char> temp(temp_bytes);
-  return checked_timing(
-      table, row, [&](cudaStream_t s) { cub_call(x, n, out, temp.data(), temp_bytes, s); }, out,
-      exact, bound);
-}
-
-// The row "cub <op>" where --versions asks for it and CUB's result checked out.
-void add_cub_row(const common::BenchArgs& args, common::BenchTable& table, common::BenchRow row,
-                 const std::optional<common::Timing>& cub) {
-  if (!cub || !args.wants_version(row.version)) return;
-  row.timing = *cub;
-  row.vendor_us = cub->median_us;
-  table.add(std::move(row));
-}
-
-std::optional<double> median_of(const std::optional<common::Timing>& timing) {
-  return timing ? std::optional<double>(timing->median_us) : std::nullopt;
+  return table.checked_timing(
+      row, [&](cudaStream_t s) { cub_call(x, n, out, temp.data(), temp_bytes, s); },
+      poison_then_check(out, exact, bound));
 }
 
 // The rows "7_final <op>" and "cub <op>", each where --versions asks for it.
@@ -208,9 +182,9 @@ void bench_final(const common::BenchArgs& args, common::BenchTable& table, const
     }
   };
   if (wants_final)
-    check_then_time(table, {final_row, shape_of(n), dtype, {}, bytes, median_of(cub)}, launch, out,
-                    exact, bound);
-  add_cub_row(args, table, cub_row, cub);
+    table.check_then_time({final_row, shape_of(n), dtype, {}, bytes, common::median_us(cub)},
+                          launch, poison_then_check(out, exact, bound));
+  table.add_vendor_row(cub_row, cub);
 }
 
 }  // namespace
@@ -284,10 +258,10 @@ int main(int argc, char** argv) {
                   " to lie between 2^23 and the larger of 2^24 and the exact sum)\n",
                   row.c_str(), shape_of(n).c_str());
           }
-          check_then_time(table, {row, shape_of(n), "fp32", {}, bytes, median_of(cub)}, launch,
-                          out.data(), exact, bound);
+          table.check_then_time({row, shape_of(n), "fp32", {}, bytes, common::median_us(cub)},
+                                launch, poison_then_check(out.data(), exact, bound));
         }
-        add_cub_row(args, table, cub_row, cub);
+        table.add_vendor_row(cub_row, cub);
         const std::string read_floor = "read_floor (loads only)";
         if (args.wants_version(read_floor))
           table.add({read_floor, shape_of(n), "fp32", time_read_floor(x.data(), n, sink.data()),

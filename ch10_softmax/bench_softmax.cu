@@ -128,20 +128,22 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
       };
     };
     // cuDNN's output is checked like the versions' (its time is what every row's "vs vendor"
-    // divides); it has no row of its own. A shape its int sizes cannot describe is left out.
+    // divides); it has no row of its own. A shape its int sizes cannot describe is left out,
+    // with a note.
     std::optional<double> vendor_us;
 #if CH10_HAVE_CUDNN
     try {
       y.fill_bytes(0xFF);
-      if (const std::optional<common::Timing> cudnn = table.checked_timing(
-              {"cudnn_softmax", shape.name(), dtype, {}, bytes, {}},
-              [&](cudaStream_t s) {
-                vendor::cudnn_softmax(x.data(), y.data(), shape.rows, shape.cols, s);
-              },
-              forward_check(check::Op::Softmax), common::BenchTable::IfRefused::Skip))
-        vendor_us = cudnn->median_us;
+      vendor_us = common::median_us(table.checked_timing(
+          {"cudnn_softmax", shape.name(), dtype, {}, bytes, {}},
+          [&](cudaStream_t s) {
+            vendor::cudnn_softmax(x.data(), y.data(), shape.rows, shape.cols, s);
+          },
+          forward_check(check::Op::Softmax), common::BenchTable::IfRefused::Note));
+    } catch (const common::CudaError&) {
+      throw;                                 // the GPU's error, not cuDNN's: nothing more can run
     } catch (const std::runtime_error& e) {  // a cuDNN call that failed
-      if (!args.csv) std::printf("  (cuDNN: %s)\n", e.what());
+      std::printf("%s(cuDNN: %s)\n", args.csv ? "# " : "  ", e.what());
     }
 #endif
     for (softmax::Version v : softmax::kAllVersions) {

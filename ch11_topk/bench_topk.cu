@@ -113,12 +113,11 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
         checked.push_back(
             {r, cpu_ref::topk(row, 1, N, k), cpu_ref::softmax_topk(row, 1, N, k, 1.0)});
       }
-      // Each version, and CUB, is checked, then timed (common::BenchTable::checked_timing): one
-      // run on poisoned outputs, compared as the tests compare (check.h): indices exactly (the
-      // order is total, ties to the lower index: one right answer), values exactly (copies of
-      // input elements), probabilities and lse within the tests' float bounds.
-      auto checked_timing = [&](const std::string& name, bool fused,
-                                const std::function<void(cudaStream_t)>& launch, double moved) {
+      // Each version, and CUB, is checked, then timed (common::BenchTable::check_then_time): one
+      // run on outputs poisoned here, compared as the tests compare (check.h): indices exactly
+      // (the order is total, ties to the lower index: one right answer), values exactly (copies
+      // of input elements), probabilities and lse within the tests' float bounds.
+      auto poison_then_check = [&](bool fused) -> std::function<common::CheckResult()> {
         values.fill_bytes(common::kPoisonByte);
         indices.fill_bytes(common::kPoisonByte);
         probs.fill_bytes(common::kPoisonByte);
@@ -126,7 +125,7 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
         // Versions lay the workspace out differently, and one that was skipped as wrong may have
         // left its counters non-zero.
         ws.fill_bytes(0);
-        auto compare = [&] {
+        return [&, fused] {
           common::CheckResult result;
           for (const CheckedRow& c : checked) {
             const auto at = static_cast<size_t>(c.row * k), kk = static_cast<size_t>(k);
@@ -143,27 +142,24 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
           }
           return result;
         };
-        return table.checked_timing({name, shape, dtype, {}, moved, {}}, launch, compare);
       };
       // CUB first: every row compares with its time. Its data has no NaN and no -0.0, where its
       // order differs from ours (cub_topk.h).
-      const std::string cub_name = "cub_segmented_sort";
+      const common::BenchRow cub_row{"cub_segmented_sort", shape, dtype, {}, bytes, {}};
       std::optional<common::Timing> cub;
       if (cub_ws)
-        cub = checked_timing(
-            cub_name, false,
+        cub = table.checked_timing(
+            cub_row,
             [&](cudaStream_t st) {
               cub_topk::topk(x.data(), M, N, k, values.data(), indices.data(), cub_ws->data(),
                              cub_bytes, st);
             },
-            bytes);
-      const std::optional<double> cub_us =
-          cub ? std::optional<double>(cub->median_us) : std::nullopt;
+            poison_then_check(false));
       auto add = [&](const std::string& name, bool fused,
                      const std::function<void(cudaStream_t)>& launch, double moved) {
         if (!args.wants_version(name)) return;
-        if (const std::optional<common::Timing> timing = checked_timing(name, fused, launch, moved))
-          table.add({name, shape, dtype, *timing, moved, cub_us});
+        table.check_then_time({name, shape, dtype, {}, moved, common::median_us(cub)}, launch,
+                              poison_then_check(fused));
       };
       for (topk::Version v : topk::kAllVersions) {
         if (!topk::supports(v, M, N, k, static_cast<int>(sizeof(T)))) continue;
@@ -187,8 +183,7 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
                                ws.data(), st);
           },
           static_cast<double>(M * N * sizeof(T)) + static_cast<double>(M * k * 12 + M * 4));
-      if (cub && args.wants_version(cub_name))
-        table.add({cub_name, shape, dtype, *cub, bytes, cub_us});
+      table.add_vendor_row(cub_row, cub);
     }
   }
 }

@@ -210,6 +210,9 @@ std::optional<Timing> BenchTable::checked_timing(const BenchRow& row,
   } catch (const std::invalid_argument& e) {
     if (if_refused == IfRefused::Wrong)
       add_wrong(row.version, row.shape, row.dtype, std::string("the launch refused: ") + e.what());
+    if (if_refused == IfRefused::Note)
+      std::printf("%s(%s at %s %s: not run: %s)\n", args_.csv ? "# " : "  ", row.version.c_str(),
+                  row.shape.c_str(), row.dtype.c_str(), e.what());
     return std::nullopt;
   } catch (const std::logic_error& e) {  // an unfinished TODO that throws
     add_wrong(row.version, row.shape, row.dtype, std::string("the launch threw: ") + e.what());
@@ -222,6 +225,18 @@ std::optional<Timing> BenchTable::checked_timing(const BenchRow& row,
     return std::nullopt;
   }
   return time_gpu(launch);
+}
+
+std::optional<double> median_us(const std::optional<Timing>& timing) {
+  return timing ? std::optional<double>(timing->median_us) : std::nullopt;
+}
+
+void BenchTable::add_vendor_row(BenchRow row, const std::optional<Timing>& vendor) {
+  // wants_version first: it records that the entry matched, even where the run did not check out.
+  if (!args_.wants_version(row.version) || !vendor) return;
+  row.timing = *vendor;
+  row.vendor_us = vendor->median_us;
+  add(std::move(row));
 }
 
 void BenchTable::check_then_time(BenchRow row, const std::function<void(cudaStream_t)>& launch,

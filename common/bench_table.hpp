@@ -62,6 +62,9 @@ struct BenchRow {
   std::optional<double> vendor_us;  // the vendor library's time for the same problem
 };
 
+// A row's "vs vendor" time: the vendor's median, or nothing when its run was wrong or refused.
+std::optional<double> median_us(const std::optional<Timing>& timing);
+
 class BenchTable {
  public:
   // Touches no GPU: run() measures the copy bandwidth and prints the banner.
@@ -77,8 +80,9 @@ class BenchTable {
   // with that timing. A launch that throws (an unfinished TODO) or a wrong output gives a WRONG
   // RESULT line instead: an unfinished kernel returns at once and would show an impossible
   // bandwidth. Where the version has limits (`if_refused` is Skip), a refusal
-  // (std::invalid_argument) leaves the row out instead.
-  enum class IfRefused { Wrong, Skip };
+  // (std::invalid_argument) leaves the row out instead; Note also says why, on a line of its own
+  // (for a vendor library beyond its limits).
+  enum class IfRefused { Wrong, Skip, Note };
   void check_then_time(BenchRow row, const std::function<void(cudaStream_t)>& launch,
                        const std::function<CheckResult()>& check,
                        IfRefused if_refused = IfRefused::Wrong);
@@ -89,6 +93,9 @@ class BenchTable {
                                        const std::function<void(cudaStream_t)>& launch,
                                        const std::function<CheckResult()>& check,
                                        IfRefused if_refused = IfRefused::Wrong);
+  // The vendor library's own row (row.version: the name --versions matches) with the timing
+  // checked_timing gave it, where --versions asks for the row and the run checked out.
+  void add_vendor_row(BenchRow row, const std::optional<Timing>& vendor);
   // What main returns: 1 once any row was wrong, so that scripts notice; 2 when the filters
   // selected no row at all, or a --versions or --dtypes entry selected nothing; else 0.
   int exit_status() const;

@@ -6,8 +6,11 @@
 #   3. compute-sanitizer memcheck and racecheck over the solution tests (tests tagged [large]
 #      excluded: under the sanitizer they would take hours);
 #   4. the student tests on the untouched skeletons, which must fail, all but the tests of code
-#      the chapters give (their log is kept);
-#   5. the solution benchmarks (BENCH_ARGS narrows them; NO_BENCH=1 skips them).
+#      the chapters give (tagged [given], and [sm90] where the build has no sm_90 code for the
+#      GPU; their log is kept);
+#   5. the solution benchmarks (NO_BENCH=1 skips them). BENCH_ARGS narrows them; it is passed
+#      to every chapter's benchmark, whose sizes and version names differ: with --sizes or
+#      --versions, name one chapter (a filter that selects nothing exits 2).
 # Logs go to ./gpu-logs; when $OUT is set (a result folder to copy back) they are also packed
 # into $OUT/gpu-logs.tgz, with the benchmark tables beside it. BUILD_DIR picks the build folder
 # (default build-gpu). SANITIZE lists the chapters for step 3 (default: all of them), and
@@ -72,21 +75,25 @@ step "student tests on the untouched skeletons (must fail)"
 # So may those tagged [sm90] where the test binary reports no sm_90 features (`--gpu`): there they
 # only check that the versions needing sm_90 refuse.
 catch_names() {  # the test cases of Catch2 binary $1 that test spec $2 selects, one per line
-  if "$1" --help 2>&1 | grep -q -- --list-test-names-only; then
+  # The whole help first: grep -q would stop reading it, and the binary's SIGPIPE would fail the
+  # pipe under pipefail.
+  local help; help=$("$1" --help 2>&1)
+  if [[ $help == *--list-test-names-only* ]]; then
     "$1" "$2" --list-test-names-only || true  # Catch2 v2 exits with the number listed
   else
     "$1" "$2" --list-tests --verbosity quiet
-  fi
+  fi | grep -v '^$'
 }
 for ch in "${chapters[@]}"; do
   exe=$build/$ch/${ch}_student_tests
   "$exe" --gpu | tee "$out/gpu_${ch}.txt"
   spec="[given]"
   grep -q "^sm_90 features.*: no" "$out/gpu_${ch}.txt" && spec="[given],[sm90]"
+  names=$(catch_names "$exe" "$spec")
   # ctest's -E takes a regular expression: the names' own metacharacters are escaped.
-  given=$(catch_names "$exe" "$spec" | grep -v '^$' | sed -e 's/[][\\.^$*+?(){}|]/\\&/g' \
+  given=$(printf '%s' "$names" | sed -e 's/[][\\.^$*+?(){}|]/\\&/g' \
     -e 's/^/^'"$ch"'\\./' -e 's/$/$/' | paste -sd '|')
-  echo "$ch: left out as given code: $(catch_names "$exe" "$spec" | grep -vc '^$') test(s) ($spec)"
+  echo "$ch: left out as given code ($spec):"; printf '%s\n' "${names:-(none)}" | sed 's/^/  /'
   ctest --test-dir "$build" -L "^student_${ch}\$" ${given:+-E "$given"} --output-on-failure \
     >"$out/ctest_student_${ch}.log" 2>&1
   echo "$ch: $(grep -E "tests passed" "$out/ctest_student_${ch}.log")"; grep -ohE "(implemented by|fill|TODO).{0,80}" "$out/ctest_student_${ch}.log" | sort | uniq -c | head -8
