@@ -121,15 +121,15 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
           {name, shape.name(), dtype, {}, moved, vendor}, launch, compare,
           limited ? common::BenchTable::IfRefused::Skip : common::BenchTable::IfRefused::Wrong);
     };
-    auto forward_check = [&](check::Op op) {
-      return [&, op] {
+    auto forward_check = [&](check::Op op, int roundings = 1) {
+      return [&, op, roundings] {
         return check::compare_forward(end_rows(x, shape), end_rows(y, shape), op,
-                                      end_row_count(shape), shape.cols);
+                                      end_row_count(shape), shape.cols, roundings);
       };
     };
     // cuDNN's output is checked like the versions' (its time is what every row's "vs vendor"
-    // divides); it has no row of its own. A shape its int sizes cannot describe is left out,
-    // with a note.
+    // divides), allowing it check::kVendorRoundings; it has no row of its own. A shape its int
+    // sizes cannot describe is left out, with a note.
     std::optional<double> vendor_us;
 #if CH10_HAVE_CUDNN
     try {
@@ -139,7 +139,8 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
           [&](cudaStream_t s) {
             vendor::cudnn_softmax(x.data(), y.data(), shape.rows, shape.cols, s);
           },
-          forward_check(check::Op::Softmax), common::BenchTable::IfRefused::Note));
+          forward_check(check::Op::Softmax, check::kVendorRoundings),
+          common::BenchTable::IfRefused::Note));
     } catch (const common::CudaError&) {
       throw;                                 // the GPU's error, not cuDNN's: nothing more can run
     } catch (const std::runtime_error& e) {  // a cuDNN call that failed

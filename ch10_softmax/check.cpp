@@ -70,8 +70,8 @@ common::CheckResult check_row_sums(const std::vector<double>& got_widened,
 }  // namespace
 
 template <typename T>
-Tolerance forward_tolerance(Op op) {
-  const double u = common::DType<T>::unit_roundoff;
+Tolerance forward_tolerance(Op op, int roundings) {
+  const double u = roundings * common::DType<T>::unit_roundoff;
   if (op == Op::LogSoftmax) return {0x1p-18, u + 0x1p-21};
   const double atol = std::is_same_v<T, __half> ? 0x1p-24 : 1e-30;
   return {atol, u + 0x1p-17};
@@ -116,7 +116,7 @@ common::CheckResult check_forward(const ForwardRun<T>& run, Op op, const std::ve
 
 template <typename T>
 common::CheckResult compare_forward(const std::vector<T>& x, const std::vector<T>& got, Op op,
-                                    int64_t rows, int64_t cols) {
+                                    int64_t rows, int64_t cols, int roundings) {
   common::CheckResult result;
   const std::vector<double> x_widened = common::widen(x);
   std::vector<double> ref = op == Op::Softmax ? cpu_ref::softmax(x_widened, rows, cols)
@@ -125,7 +125,7 @@ common::CheckResult compare_forward(const std::vector<T>& x, const std::vector<T
   if (std::is_same_v<T, __half>)
     for (double& r : ref)
       if (std::fabs(r) >= 65520.0) r = std::copysign(INFINITY, r);
-  const Tolerance tol = forward_tolerance<T>(op);
+  const Tolerance tol = forward_tolerance<T>(op, roundings);
   result.and_then(common::check_close(got, ref, tol.atol, tol.rtol,
                                       op == Op::Softmax ? "softmax" : "log_softmax"));
   if (op == Op::Softmax) {
@@ -270,7 +270,7 @@ void backward_inputs(int64_t rows, int64_t cols, uint64_t seed, std::vector<T>& 
 }
 
 #define INSTANTIATE(T)                                                                           \
-  template Tolerance forward_tolerance<T>(Op);                                                   \
+  template Tolerance forward_tolerance<T>(Op, int);                                              \
   template common::CheckResult check_forward<T>(const ForwardRun<T>&, Op, const std::vector<T>&, \
                                                 int64_t, int64_t, Placement,                     \
                                                 const std::vector<int64_t>&);                    \
@@ -278,7 +278,7 @@ void backward_inputs(int64_t rows, int64_t cols, uint64_t seed, std::vector<T>& 
                                                  const std::vector<T>&, int64_t, int64_t,        \
                                                  Placement);                                     \
   template common::CheckResult compare_forward<T>(const std::vector<T>&, const std::vector<T>&,  \
-                                                  Op, int64_t, int64_t);                         \
+                                                  Op, int64_t, int64_t, int);                    \
   template common::CheckResult compare_backward<T>(const std::vector<T>&, const std::vector<T>&, \
                                                    const std::vector<T>&, int64_t, int64_t);     \
   template std::vector<T> logits<T>(int64_t, int64_t, uint64_t);                                 \
