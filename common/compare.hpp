@@ -34,7 +34,9 @@ inline bool close_or_same_special(double got, double want, double tolerance) {
   return std::fabs(got - want) <= tolerance;
 }
 
-// ‖got − ref‖₂ / ‖ref‖₂ over the finite reference values (NaN/inf are checked elementwise).
+// ‖got − ref‖₂ / ‖ref‖₂ over the finite reference values (NaN/inf are checked elementwise), over
+// the elements both hold (callers compare the sizes first). With no finite non-zero reference
+// value it is the absolute ‖got − ref‖₂. NaN in got gives NaN: test it with !(error <= bound).
 template <typename T>
 double relative_l2_error(const std::vector<T>& got, const std::vector<double>& ref) {
   double diff2 = 0.0, ref2 = 0.0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <unordered_set>
 
 namespace common::gen {
@@ -59,6 +60,7 @@ std::vector<float> logits(size_t n, uint64_t seed) {
 }
 
 std::vector<float> ties(size_t n, uint64_t seed, int distinct) {
+  if (distinct < 1) throw std::invalid_argument("ties: distinct must be >= 1");
   Rng rng(seed);
   std::vector<float> out(n);
   for (auto& x : out) x = static_cast<float>(rng.below(static_cast<size_t>(distinct)));

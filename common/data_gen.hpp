@@ -1,5 +1,8 @@
 // Deterministic, seeded test and benchmark data. The generator is our own (splitmix64 with
-// Box-Muller), so a seed gives the same numbers on every platform and standard library.
+// Box-Muller), so a seed gives the same numbers on every run of a build. Across compilers,
+// platforms and maths libraries the bits may differ (std::log and std::cos in normal and
+// logits; a contracted multiply-add in uniform_as): the tests compute their references from the
+// data they generate, never from stored numbers.
 #pragma once
 
 #include "dtype.hpp"
@@ -26,6 +29,7 @@ class Rng {
   uint64_t state_;
 };
 
+// Uniform in [lo, hi]: a draw just below hi can round to hi in float.
 std::vector<float> uniform(size_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f);
 std::vector<float> normal(size_t n, uint64_t seed, float mean = 0.0f, float stddev = 1.0f);
 
@@ -33,10 +37,12 @@ std::vector<float> normal(size_t n, uint64_t seed, float mean = 0.0f, float stdd
 // as in a language model's output where a handful of tokens are likely.
 std::vector<float> logits(size_t n, uint64_t seed);
 
-// Values from a small set {0, 1, ..., distinct - 1}: many exact ties.
+// Values from a small set {0, 1, ..., distinct - 1}: many exact ties. distinct >= 1, else
+// std::invalid_argument.
 std::vector<float> ties(size_t n, uint64_t seed, int distinct = 4);
 
-// Uniform values in [lo, hi) generated straight into T, for inputs too large to stage as float.
+// Uniform values in [lo, hi] generated straight into T, for inputs too large to stage as float
+// (hi itself where a draw rounds up to it in T, as in uniform).
 template <typename T>
 std::vector<T> uniform_as(size_t n, uint64_t seed, float lo, float hi) {
   Rng rng(seed);

@@ -21,6 +21,10 @@ class CudaError : public std::runtime_error {
 
 inline void cuda_check(cudaError_t code, const char* call, const char* file, int line) {
   if (code == cudaSuccess) return;
+  // A failed call also leaves its error as the runtime's last error. Cleared here, it cannot be
+  // reported again by the next launch check, at another file and line, when the caller goes on
+  // (a test binary runs its next test case in the same process). Sticky errors stay sticky.
+  cudaGetLastError();
   std::ostringstream msg;
   msg << file << ":" << line << ": " << call << " failed: " << cudaGetErrorName(code) << " ("
       << cudaGetErrorString(code) << ")";

@@ -19,7 +19,9 @@ struct alignas(16) Pack {
   T v[kSize];
 };
 
-// Read-only load through the non-coherent path; `p` must be 16-byte aligned.
+// Read-only load through the non-coherent path; `p` must be 16-byte aligned. The data must not
+// change while the kernel may still read it; a kernel writing in place (y == x) may use it when
+// every thread reads its elements before anyone writes them.
 template <typename T>
 __device__ __forceinline__ Pack<T> load_pack(const T* p) {
   Pack<T> pack;
