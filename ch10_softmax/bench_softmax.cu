@@ -144,7 +144,7 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
     } catch (const common::CudaError&) {
       throw;                                 // the GPU's error, not cuDNN's: nothing more can run
     } catch (const std::runtime_error& e) {  // a cuDNN call that failed
-      std::printf("%s(cuDNN: %s)\n", args.csv ? "# " : "  ", e.what());
+      table.note(std::string("cuDNN: ") + e.what());
     }
 #endif
     for (softmax::Version v : softmax::kAllVersions) {

@@ -95,8 +95,8 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
       cub_bytes = cub_topk::workspace_bytes<T>(M, N);
       cub_ws.emplace(cub_bytes);
     } catch (const std::invalid_argument& e) {  // beyond the baseline's limits: no CUB row
-      std::printf("%s(CUB baseline at %lldx%lld: %s)\n", args.csv ? "# " : "  ",
-                  static_cast<long long>(M), static_cast<long long>(N), e.what());
+      table.note("CUB baseline at " + std::to_string(M) + "x" + std::to_string(N) + ": " +
+                 e.what());
     }
     for (int k : {1, 50, 1024}) {
       if (k > N) continue;

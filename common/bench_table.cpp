@@ -211,8 +211,7 @@ std::optional<Timing> BenchTable::checked_timing(const BenchRow& row,
     if (if_refused == IfRefused::Wrong)
       add_wrong(row.version, row.shape, row.dtype, std::string("the launch refused: ") + e.what());
     if (if_refused == IfRefused::Note)
-      std::printf("%s(%s at %s %s: not run: %s)\n", args_.csv ? "# " : "  ", row.version.c_str(),
-                  row.shape.c_str(), row.dtype.c_str(), e.what());
+      note(row.version + " at " + row.shape + " " + row.dtype + ": not run: " + e.what());
     return std::nullopt;
   } catch (const std::logic_error& e) {  // an unfinished TODO that throws
     add_wrong(row.version, row.shape, row.dtype, std::string("the launch threw: ") + e.what());
@@ -245,6 +244,11 @@ void BenchTable::check_then_time(BenchRow row, const std::function<void(cudaStre
     row.timing = *timing;
     add(std::move(row));
   }
+}
+
+void BenchTable::note(const std::string& text) const {
+  std::printf("%s(%s)\n", args_.csv ? "# " : "  ", text.c_str());
+  std::fflush(stdout);
 }
 
 void BenchTable::add_wrong(const std::string& version, const std::string& shape,

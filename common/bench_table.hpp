@@ -75,6 +75,9 @@ class BenchTable {
   // so the CSV stays parseable).
   void add_wrong(const std::string& version, const std::string& shape, const std::string& dtype,
                  const std::string& why);
+  // A remark between the rows, "  (<text>)" (a '#' comment line in CSV mode): what did not run,
+  // and why.
+  void note(const std::string& text) const;
   // The step every version goes through: `launch` runs once on outputs the caller has poisoned,
   // `check` compares what it wrote, and only then is it timed and `row` added
   // with that timing. A launch that throws (an unfinished TODO) or a wrong output gives a WRONG
