@@ -91,7 +91,7 @@ class GuardedBuffer {
   explicit GuardedBuffer(size_t count, size_t misalign = 0)
       : count_(count),
         front_bytes_(kGuardBytes + misalign * sizeof(T)),
-        raw_(front_bytes_ + count * sizeof(T) + kGuardBytes) {
+        raw_(raw_bytes(count, misalign)) {
     CUDA_CHECK(cudaMemset(raw_.data(), kCanaryByte, raw_.size()));
   }
 
@@ -129,6 +129,15 @@ class GuardedBuffer {
   }
 
  private:
+  // Checked before anything is computed from it: a wrapped byte count would allocate a small
+  // buffer that the kernel under test then overruns.
+  static size_t raw_bytes(size_t count, size_t misalign) {
+    constexpr size_t kMaxElements = (SIZE_MAX - 2 * kGuardBytes) / sizeof(T);
+    CHECK_ARG(count <= kMaxElements && misalign <= kMaxElements - count,
+              count << " elements shifted by " << misalign << " overflow a byte count");
+    return (misalign + count) * sizeof(T) + 2 * kGuardBytes;
+  }
+
   size_t count_;
   size_t front_bytes_;
   DeviceBuffer<unsigned char> raw_;
