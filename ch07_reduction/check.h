@@ -31,8 +31,11 @@ enum class Op { Sum, Max };
 //           still (1024 to 1536 threads per SM once its grid is full, each thread folding its
 //           packs into 4 or 8 accumulators, and at most one pack per accumulator before then);
 //   Serial: 6 · sqrt(n) · u · Σ|x|   — the worst case n · u · Σ|x| says nothing once n ≥ 2^24,
-//           so this is the probabilistic bound for independent rounding errors (Higham & Mary,
-//           2019), exceeded with probability below 1e-7.
+//           so this is a probabilistic bound: with the rounding errors modelled as independent
+//           and of mean zero, the error (to first order) is a martingale whose steps are at most
+//           u · Σ|x|, and the Azuma-Hoeffding inequality puts 6 standard steps beyond reach but
+//           for probability 2 · exp(-18) ≈ 3e-8 whatever n (the argument of Connolly, Higham &
+//           Mary, 2021; Higham & Mary's 2019 bound carries a factor n in that probability).
 // Both shrink relative to |Σx| only when the data are not cancelling: tests of the serial
 // version therefore use data with a positive mean.
 double sum_error_bound(int64_t n, double sum_abs, Accumulation accumulation, int64_t run_threads);

@@ -174,7 +174,7 @@ bool reread_shape_pays(const T* x, int64_t rows, int64_t cols) {
 //   is 3, one element at a time and two reads of HBM (fp32 8x524288: 1317 us against 71 for 5b,
 //   which reads HBM once while the rows in flight fit in L2, twice beyond);
 // - rows whose chunks give version 6 blocks so large that one fills an SM's registers (blocks
-//   of over about 820 threads in fp32, 680 in 16-bit: rows beyond about 832 KiB and 672 KiB),
+//   of 832 threads or more in fp32, 704 in 16-bit: rows beyond 800 KiB and 672 KiB),
 //   from a third of the SMs' worth of rows on: a cluster then takes 16 SMs of one GPC for a
 //   single row (fp32 48x262144: 40.8 us against 47.3, 132 rows 95.0 against 122.7, 256 rows
 //   186.4 against 232.8; bf16 64x393216: 42.7 against 54.6). More rows give version 6 no more

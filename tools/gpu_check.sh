@@ -11,8 +11,8 @@
 #   5. the solution benchmarks (NO_BENCH=1 skips them). BENCH_ARGS narrows them; it is passed
 #      to every chapter's benchmark, whose sizes and version names differ: with --sizes or
 #      --versions, name one chapter (a filter that selects nothing exits 2).
-# Logs go to ./gpu-logs; when $OUT is set (a result folder to copy back) they are also packed
-# into $OUT/gpu-logs.tgz, with the benchmark tables beside it. BUILD_DIR picks the build folder
+# Logs go to ./gpu-logs; when $OUT names a folder, the logs are also packed into
+# $OUT/gpu-logs.tgz, with the benchmark tables beside it. BUILD_DIR picks the build folder
 # (default build-gpu). SANITIZE lists the chapters for step 3 (default: all of them), and
 # SANITIZE_TESTS the Catch2 test spec they run (default "~[large]"). ARCHS sets
 # CMAKE_CUDA_ARCHITECTURES (default: CUDAARCHS when set, else the GPU's own); ARCHS=80 on a Hopper
