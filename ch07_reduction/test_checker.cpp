@@ -31,6 +31,36 @@ TEST_CASE("the checker rejects an off-by-one tail", "[ch07_reduction][checker]")
   }
 }
 
+TEST_CASE("the checker rejects one element dropped in the middle, on exactly summable data",
+          "[ch07_reduction][checker]") {
+  // At n = 2^24 a float sum may err by about 80 (check::sum_error_bound), so one missing value
+  // in [0, 1) hides in the bound; on zeros and ones the sum is exact and the checker allows no
+  // error at all.
+  const size_t n = size_t{1} << 24;
+  std::vector<float> x = common::gen::uniform(n, 11, 0.0f, 1.0f);
+  REQUIRE(check::check_reduction(wrong::drops_middle_element(), x).ok);  // hidden by the bound
+  x = common::gen::ties(n, 12, 2);
+  x[n / 2] = 1.0f;
+  REQUIRE_FALSE(check::check_reduction(wrong::drops_middle_element(), x).ok);
+  for (size_t small : {size_t{2}, size_t{33}, size_t{1025}}) {
+    INFO("n = " << small);
+    std::vector<float> ones(small, 1.0f);
+    REQUIRE_FALSE(check::check_reduction(wrong::drops_middle_element(), ones).ok);
+  }
+}
+
+TEST_CASE("the checker rejects a sum that skips the elements before the first 16-byte boundary",
+          "[ch07_reduction][checker]") {
+  for (size_t n : {size_t{3}, size_t{1025}, (size_t{1} << 20) + 3}) {
+    const auto x = data::with_large_edges(n, 13);
+    for (size_t misalign : {1, 2, 3}) {
+      INFO("n = " << n << ", input " << misalign << " elements past alignment");
+      REQUIRE_FALSE(check::check_reduction(wrong::drops_unaligned_head(), x, misalign).ok);
+    }
+    REQUIRE(check::check_reduction(wrong::drops_unaligned_head(), x, 0).ok);  // nothing to skip
+  }
+}
+
 TEST_CASE("the checker rejects a read past the input (guard canaries)",
           "[ch07_reduction][checker]") {
   // The element past the end lies in the input's guard zone, inside the same allocation (no
@@ -75,4 +105,15 @@ TEST_CASE("the determinism check rejects a finish that leaves its counter set",
   INFO(result.message);
   REQUIRE_FALSE(result.ok);
   REQUIRE(result.message.find("never written") != std::string::npos);
+}
+
+TEST_CASE("the checker rejects a write past the workspace the reduction asked for",
+          "[ch07_reduction][checker]") {
+  // The workspace lies between guard zones, exactly as large as workspace_bytes says: the last
+  // block sum, stored one float past it, changes a canary though the result is right.
+  const auto x = common::gen::normal(100000, 8);
+  const auto result = check::check_reduction(wrong::asks_too_little_workspace(), x);
+  INFO(result.message);
+  REQUIRE_FALSE(result.ok);
+  REQUIRE(result.message.find("workspace") != std::string::npos);
 }

@@ -75,13 +75,20 @@ struct Distribution {
   bool cancelling;  // mean zero: sums much smaller than sum |x|
 };
 const Distribution kDistributions[] = {
-    {"uniform[0,1)", [](size_t n, uint64_t s) { return common::gen::uniform(n, s, 0.0f, 1.0f); }, false},
-    {"normal(1,1)", [](size_t n, uint64_t s) { return common::gen::normal(n, s, 1.0f, 1.0f); }, false},
-    {"normal(0,1)", [](size_t n, uint64_t s) { return common::gen::normal(n, s, 0.0f, 1.0f); }, true},
+    {"uniform[0,1)", [](size_t n, uint64_t s) { return common::gen::uniform(n, s, 0.0f, 1.0f); },
+     false},
+    {"normal(1,1)", [](size_t n, uint64_t s) { return common::gen::normal(n, s, 1.0f, 1.0f); },
+     false},
+    {"normal(0,1)", [](size_t n, uint64_t s) { return common::gen::normal(n, s, 0.0f, 1.0f); },
+     true},
     {"logits", [](size_t n, uint64_t s) { return common::gen::logits(n, s); }, true},
     // Large values at both ends: a kernel that drops a head or tail element fails on these,
     // where one missing value in [0, 1) could hide inside the error bound.
     {"edges", [](size_t n, uint64_t s) { return data::with_large_edges(n, s); }, false},
+    // Zeros and ones: every partial sum is an integer of at most 2^24, exact in float in any
+    // order, so check_reduction allows no error and a single 1 dropped or added twice, anywhere
+    // in the array, fails.
+    {"zeros and ones", [](size_t n, uint64_t s) { return common::gen::ties(n, s, 2); }, false},
 };
 
 // Every size, distribution and misalignment (1 to 3 elements past a 16-byte boundary).

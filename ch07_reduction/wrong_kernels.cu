@@ -5,6 +5,9 @@
 
 #include <cuda/atomic>
 
+#include <algorithm>
+#include <cstdint>
+
 namespace wrong {
 namespace {
 
@@ -20,12 +23,19 @@ __global__ void warp0_only_kernel(const float* x, int64_t n, float* out) {
   if (threadIdx.x == 0) out[0] = sum;
 }
 
-// One block, correct tree, summing the first `count` elements: n - 1 drops the last one, n + 1
-// reads one past the end. With `extra_store` thread 0 also writes one element past the output.
-__global__ void block_sum_kernel(const float* x, int64_t n, int64_t count, float* out,
+// One block, correct tree, summing elements [first, count) except `skip`: count = n - 1 drops
+// the last one, n + 1 reads one past the end. With `extra_store` thread 0 also writes one
+// element past the output.
+struct Span {
+  int64_t first = 0;
+  int64_t count = 0;
+  int64_t skip = -1;
+};
+__global__ void block_sum_kernel(const float* x, int64_t n, Span span, float* out,
                                  bool extra_store) {
   float sum = 0.0f;
-  for (int64_t i = threadIdx.x; i < count; i += blockDim.x) sum += x[i];
+  for (int64_t i = span.first + threadIdx.x; i < span.count; i += blockDim.x)
+    if (i != span.skip) sum += x[i];
   sum = common::block_reduce(sum, common::Sum{}, 0.0f);
   if (threadIdx.x == 0) {
     out[0] = sum;
@@ -73,12 +83,13 @@ __global__ void last_block_done_kernel(const float* x, int64_t n, float* out, un
   if (kResetsCounter) count.store(0u, cuda::memory_order_relaxed);
 }
 
+// `missing`: how many bytes short of what it uses the workspace it asks for is.
 template <bool kResetsCounter>
-check::Reduction<float> last_block_done(const char* name) {
+check::Reduction<float> last_block_done(const char* name, size_t missing = 0) {
   check::Reduction<float> r;
   r.name = name;
   r.op = check::Op::Sum;
-  r.workspace_bytes = [](int64_t) { return sizeof(float) * (kLastBlockGrid + 1); };
+  r.workspace_bytes = [missing](int64_t) { return sizeof(float) * (kLastBlockGrid + 1) - missing; };
   r.run = [](const float* x, int64_t n, float* out, void* workspace) {
     auto* done = static_cast<unsigned*>(workspace);
     auto* block_sums = static_cast<float*>(workspace) + 1;
@@ -116,21 +127,37 @@ check::Reduction<float> misses_cross_warp_step() {
 
 check::Reduction<float> drops_last_element() {
   return make("drops_last_element", check::Op::Sum, [](const float* x, int64_t n, float* out) {
-    block_sum_kernel<<<1, kBlock>>>(x, n, n - 1, out, false);
+    block_sum_kernel<<<1, kBlock>>>(x, n, {0, n - 1}, out, false);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+check::Reduction<float> drops_middle_element() {
+  return make("drops_middle_element", check::Op::Sum, [](const float* x, int64_t n, float* out) {
+    block_sum_kernel<<<1, kBlock>>>(x, n, {0, n, n / 2}, out, false);
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+check::Reduction<float> drops_unaligned_head() {
+  return make("drops_unaligned_head", check::Op::Sum, [](const float* x, int64_t n, float* out) {
+    const auto past = static_cast<int64_t>(reinterpret_cast<uintptr_t>(x) % 16 / sizeof(float));
+    const int64_t head = past == 0 ? 0 : std::min<int64_t>(n, 4 - past);
+    block_sum_kernel<<<1, kBlock>>>(x, n, {head, n}, out, false);
     CUDA_CHECK_LAUNCH();
   });
 }
 
 check::Reduction<float> reads_past_input() {
   return make("reads_past_input", check::Op::Sum, [](const float* x, int64_t n, float* out) {
-    block_sum_kernel<<<1, kBlock>>>(x, n, n + 1, out, false);
+    block_sum_kernel<<<1, kBlock>>>(x, n, {0, n + 1}, out, false);
     CUDA_CHECK_LAUNCH();
   });
 }
 
 check::Reduction<float> writes_past_output() {
   return make("writes_past_output", check::Op::Sum, [](const float* x, int64_t n, float* out) {
-    block_sum_kernel<<<1, kBlock>>>(x, n, n, out, true);
+    block_sum_kernel<<<1, kBlock>>>(x, n, {0, n}, out, true);
     CUDA_CHECK_LAUNCH();
   });
 }
@@ -156,6 +183,10 @@ check::Reduction<float> keeps_its_counter() {
 
 check::Reduction<float> resets_its_counter() {
   return last_block_done<true>("resets_its_counter");
+}
+
+check::Reduction<float> asks_too_little_workspace() {
+  return last_block_done<true>("asks_too_little_workspace", sizeof(float));
 }
 
 }  // namespace wrong
