@@ -8,6 +8,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -65,12 +66,37 @@ __global__ void count_changed_kernel(const T* x, int64_t count, uint64_t seed,
 
 }  // namespace
 
+namespace {
+
+// The workspace the launchers take from workspace(): exactly as large as they asked, between
+// guard zones that the checks look at after the run. `handed_out`: asked for since the last look.
+struct SharedWorkspace {
+  std::unique_ptr<common::GuardedBuffer<unsigned char>> buffer;
+  bool handed_out = false;
+};
+SharedWorkspace& shared_workspace() {
+  static SharedWorkspace workspace;
+  return workspace;
+}
+
+common::CheckResult check_workspace_guards(const std::string& where) {
+  SharedWorkspace& w = shared_workspace();
+  if (!w.handed_out) return common::CheckResult::pass();
+  w.handed_out = false;
+  return common::check_guards(*w.buffer, where + "workspace (as large as workspace_bytes said)");
+}
+
+}  // namespace
+
 void* workspace(size_t bytes) {
-  static common::DeviceBuffer<unsigned char> buffer;
-  if (buffer.size() < bytes || buffer.size() == 0)
-    buffer = common::DeviceBuffer<unsigned char>(std::max<size_t>(bytes, 256));
-  if (bytes > 0) CUDA_CHECK(cudaMemsetAsync(buffer.data(), 0, bytes, nullptr));
-  return buffer.data();
+  SharedWorkspace& w = shared_workspace();
+  if (!w.buffer || w.buffer->size() != bytes) {
+    w.buffer.reset();  // freed before the next is allocated: [large] workspaces are big
+    w.buffer = std::make_unique<common::GuardedBuffer<unsigned char>>(bytes);
+  }
+  if (bytes > 0) CUDA_CHECK(cudaMemsetAsync(w.buffer->data(), 0, bytes, nullptr));
+  w.handed_out = true;
+  return w.buffer->data();
 }
 
 template <typename T>
@@ -108,6 +134,7 @@ common::CheckResult check_topk(const TopKLauncher<T>& launch, const std::vector<
                                           where + "values (the input elements at the indices)"));
   result.and_then(common::check_guards(values, where + "values"));
   result.and_then(common::check_guards(indices, where + "indices"));
+  result.and_then(check_workspace_guards(where));
   result.and_then(common::check_unchanged(input, x, where + "input"));
   return result;
 }
@@ -168,6 +195,7 @@ common::CheckResult check_softmax_topk(const SoftmaxTopKLauncher<T>& launch,
   result.and_then(common::check_guards(indices, where + "indices"));
   result.and_then(common::check_guards(probs, where + "probs"));
   result.and_then(common::check_guards(lse, where + "lse"));
+  result.and_then(check_workspace_guards(where));
   result.and_then(common::check_unchanged(input, x, where + "input"));
   return result;
 }
@@ -197,6 +225,7 @@ common::CheckResult check_same_as(const TopKLauncher<T>& launch,
                                           where + "values vs the CUB baseline"));
   result.and_then(common::check_guards(values, where + "values"));
   result.and_then(common::check_guards(indices, where + "indices"));
+  result.and_then(check_workspace_guards(where));
   result.and_then(common::check_unchanged(input, x, where + "input"));
   return result;
 }
@@ -242,6 +271,7 @@ common::CheckResult check_topk_hashed(const TopKLauncher<T>& launch, int64_t M, 
   }
   result.and_then(common::check_guards(values, where + "values"));
   result.and_then(common::check_guards(indices, where + "indices"));
+  result.and_then(check_workspace_guards(where));
   common::DeviceBuffer<unsigned long long> changed(std::vector<unsigned long long>{0});
   count_changed_kernel<<<4096, 256>>>(input.data(), M * N, seed, changed.data());
   CUDA_CHECK_LAUNCH();

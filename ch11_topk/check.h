@@ -36,8 +36,9 @@ using SoftmaxTopKLauncher =
 constexpr double kProbRtol = 1e-4;
 constexpr double kProbAtol = 1e-12;
 
-// A device workspace of at least `bytes`, kept for the whole process and zero-filled again on
-// every call (on the default stream), since the tests reuse it across shapes.
+// A device workspace of exactly `bytes`, zero-filled (on the default stream), between guard zones
+// that the checks below look at after the launch: a kernel that writes past the scratch memory
+// workspace_bytes asked for fails there. Kept until a call asks for another size.
 void* workspace(size_t bytes);
 
 // x is [M, N], placed `misalign` elements past a 256-byte boundary. `expected` may be given to

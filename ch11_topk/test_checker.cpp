@@ -5,6 +5,7 @@
 #include "common/catch_compat.hpp"
 #include "common/data_gen.hpp"
 #include "common/dtype.hpp"
+#include "common/errors.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -73,6 +74,27 @@ TEST_CASE("the checker accepts a correct top-k", "[checker]") {
 TEST_CASE("the checker rejects each wrong top-k", "[checker]") {
   const int64_t M = 3, N = 300;
   check_rejects_each_flaw(flaw_revealing_input(M, N), M, N);
+}
+
+TEST_CASE("the checks see a write past the workspace the launcher asked for", "[checker]") {
+  // A correct top-k whose launcher asks topk_check::workspace for `bytes` and then stores one
+  // byte past them (a memset standing in for a kernel's stray store): the right answer, and a
+  // changed guard zone.
+  const int64_t M = 3, N = 300;
+  const std::vector<float> x = flaw_revealing_input(M, N);
+  for (bool strays : {false, true}) {
+    auto launch = [strays](const float* in, int64_t m, int64_t n, int k, float* values,
+                           int64_t* indices, cudaStream_t stream) {
+      const size_t bytes = 64;
+      auto* ws = static_cast<unsigned char*>(topk_check::workspace(bytes));
+      if (strays) CUDA_CHECK(cudaMemsetAsync(ws + bytes, 0, 1, stream));
+      wrong_kernels::topk(Flaw::None, in, m, n, k, values, indices, stream);
+    };
+    const common::CheckResult result = topk_check::check_topk<float>(launch, x, M, N, 20);
+    INFO("strays past the workspace: " << strays << "; checker said: " << result.message);
+    CHECK(result.ok == !strays);
+    if (strays) CHECK(result.message.find("workspace") != std::string::npos);
+  }
 }
 
 TEST_CASE("the CUB comparison and the hashed check see a kernel that writes into its input",
