@@ -28,10 +28,11 @@ using normalization::RmsNormVersion;
 namespace {
 
 // Row lengths around every boundary of the kernels: 1 and 2 (shorter than a pack), the warp (32),
-// a warp's register capacity (1024), block sizes up to the register limit (16K), and a row too
-// long for registers (65536 + 3, also not a multiple of any pack).
-const std::vector<int64_t> kRowLengths = {1,    2,    31,   32,   33,    127,   768,      1024,
-                                          1025, 4096, 5120, 8192, 12288, 16384, 65536 + 3};
+// each pack count a warp's lanes hold (127, 256, 512, 768: 1, 2, 4 and 8 packs a lane in fp32;
+// 256 to 1024 in 16-bit), a warp's register capacity (1024), block sizes up to the register
+// limit (16K), and a row too long for registers (65536 + 3, also not a multiple of any pack).
+const std::vector<int64_t> kRowLengths = {1,    2,    31,   32,   33,   127,   256,   512,      768,
+                                          1024, 1025, 4096, 5120, 8192, 12288, 16384, 65536 + 3};
 
 // Every length with M = 1 and M = 3; M = 4096 for the rows of up to 1025 elements, where many
 // rows share a block (warp per row); two long-row shapes with 512+ rows, two with a few hundred.

@@ -116,7 +116,7 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
                                const std::function<void(cudaStream_t)>& launch,
                                const std::function<common::CheckResult()>& compare, double moved,
                                std::optional<double> vendor) {
-      out.fill_bytes(0xFF);
+      out.fill_bytes(common::kPoisonByte);
       table.check_then_time(
           {name, shape.name(), dtype, {}, moved, vendor}, launch, compare,
           limited ? common::BenchTable::IfRefused::Skip : common::BenchTable::IfRefused::Wrong);
@@ -133,7 +133,7 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
     std::optional<double> vendor_us;
 #if CH10_HAVE_CUDNN
     try {
-      y.fill_bytes(0xFF);
+      y.fill_bytes(common::kPoisonByte);
       vendor_us = common::median_us(table.checked_timing(
           {"cudnn_softmax", shape.name(), dtype, {}, bytes, {}},
           [&](cudaStream_t s) {

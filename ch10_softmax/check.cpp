@@ -214,6 +214,11 @@ std::vector<T> logits(int64_t rows, int64_t cols, uint64_t seed) {
 }
 
 template <typename T>
+std::vector<T> flat(int64_t rows, int64_t cols, uint64_t seed) {
+  return common::convert<T>(common::gen::uniform(static_cast<size_t>(rows * cols), seed));
+}
+
+template <typename T>
 std::vector<T> special_rows(int64_t cols, uint64_t seed) {
   const size_t c = static_cast<size_t>(cols);
   std::vector<float> all;
@@ -282,6 +287,7 @@ void backward_inputs(int64_t rows, int64_t cols, uint64_t seed, std::vector<T>& 
   template common::CheckResult compare_backward<T>(const std::vector<T>&, const std::vector<T>&, \
                                                    const std::vector<T>&, int64_t, int64_t);     \
   template std::vector<T> logits<T>(int64_t, int64_t, uint64_t);                                 \
+  template std::vector<T> flat<T>(int64_t, int64_t, uint64_t);                                   \
   template std::vector<T> special_rows<T>(int64_t, uint64_t);                                    \
   template void backward_inputs<T>(int64_t, int64_t, uint64_t, std::vector<T>&, std::vector<T>&);
 INSTANTIATE(float)

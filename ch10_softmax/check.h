@@ -101,6 +101,11 @@ common::CheckResult compare_backward(const std::vector<T>& y, const std::vector<
 // many orders of magnitude and a wrong max or sum shows.
 template <typename T>
 std::vector<T> logits(int64_t rows, int64_t cols, uint64_t seed);
+// Flat: uniform in [-1, 1], so that every element carries a like share of its row's sum. On
+// logits a few elements carry most of it, and a (max, sum) that leaves out an ordinary element
+// of a long row stays within the tolerance; on flat rows of 131072 fp32 elements it does not.
+template <typename T>
+std::vector<T> flat(int64_t rows, int64_t cols, uint64_t seed);
 
 // Nine rows of `cols` that exercise the semantics, in this order: all -inf; a quarter -inf
 // (one entry always finite); one NaN; one +inf; huge magnitudes (+-1e30, half: +-6e4); all

@@ -47,6 +47,20 @@ TEST_CASE("the checker rejects an off-by-one last column", "[ch10_softmax][check
   REQUIRE_FALSE(passes(wrong::drops_last_column(), check::logits<float>(3, 1025, 4), 3, 1025));
 }
 
+TEST_CASE("the checker rejects a (max, sum) that leaves out one column of a long row",
+          "[ch10_softmax][checker]") {
+  // Every element is written, and each is off by the left-out element's share of its row's sum:
+  // on flat rows whose last element is the largest, 1 part in about 5.7e4 at 131077 columns,
+  // beyond both the elementwise tolerance and the L2 bound of fp32.
+  for (int64_t cols : {int64_t{4096}, int64_t{131072 + 5}}) {
+    INFO("cols = " << cols);
+    std::vector<float> x = check::flat<float>(3, cols, 6);
+    for (int64_t r = 0; r < 3; ++r)
+      x[static_cast<size_t>(r * cols + cols - 1)] = 1.0f;
+    REQUIRE_FALSE(passes(wrong::stats_miss_last_column(), x, 3, cols));
+  }
+}
+
 TEST_CASE("the checker rejects a write past the matrix (guard canaries)",
           "[ch10_softmax][checker]") {
   const auto result = check::check_forward(wrong::writes_past_row(), check::Op::Softmax,

@@ -29,13 +29,15 @@ using softmax::Version;
 
 namespace {
 
-// Every regime and its boundaries: warp (32), lanes per row, one warp's row (1024), block
-// caches (4096, 8191), a cluster's row (32768), and a row longer than any block (131072 + 5).
-const std::vector<int64_t> kCols = {1,    2,    31,   32,   33,    127,       1000,
-                                    1024, 1025, 4096, 8191, 32768, 131072 + 5};
+// Every regime and its boundaries: warp (32), lanes per row and windows per lane (127, 384,
+// 512, 1000), one warp's row (1024), block caches (4096, 8191), a cluster's row (32768), and a
+// row longer than any block (131072 + 5).
+const std::vector<int64_t> kCols = {1,    2,    31,   32,   33,   127,   384,       512,
+                                    1000, 1024, 1025, 4096, 8191, 32768, 131072 + 5};
 // Rows: one, a few, and many (many up to rows of 8191, where the CPU reference stays quick).
 const std::vector<int64_t> kRows = {1, 3};
-const std::vector<int64_t> kManyRowsCols = {1, 2, 31, 32, 33, 127, 1000, 1024, 1025, 4096, 8191};
+const std::vector<int64_t> kManyRowsCols = {1,   2,    31,   32,   33,   127,
+                                            512, 1000, 1024, 1025, 4096, 8191};
 constexpr int64_t kManyRows = 4096;
 
 std::string todo_of(Version v) {
@@ -109,6 +111,14 @@ void check_version(Version v, bool many_rows, bool long_rows) {
            << ", cols = " << cols << ", misalign x/y = " << placement.in_misalign << "/"
            << placement.out_misalign);
       REQUIRE_CHECK(check::check_forward(forward<T>(v, op), op, x, rows, cols, placement));
+    }
+    // Long rows again on flat data, where every element's share of the (max, sum) shows.
+    if (cols >= 4096 && rows < kManyRows) {
+      INFO(softmax::version_name(v) << " " << common::DType<T>::name
+                                    << " softmax, flat rows = " << rows << ", cols = " << cols);
+      REQUIRE_CHECK(check::check_forward(forward<T>(v, check::Op::Softmax), check::Op::Softmax,
+                                         check::flat<T>(rows, cols, 3000 + i), rows, cols,
+                                         placement_for(i + 1)));
     }
   }
 }
@@ -198,6 +208,10 @@ TEST_CASE("version 5b: block per row, row read again from cache", "[ch10_softmax
           REQUIRE_CHECK(check::check_forward<T>(launch, check::Op::Softmax,
                                                 check::logits<T>(rows, cols, 800 + i), rows, cols,
                                                 placement_for(i)));
+          if (cols > 1000)  // several batches: each one's share of the sum must count
+            REQUIRE_CHECK(check::check_forward<T>(launch, check::Op::Softmax,
+                                                  check::flat<T>(rows, cols, 900 + i), rows, cols,
+                                                  placement_for(i + 2)));
           ++i;
         }
       }
@@ -227,6 +241,9 @@ TEST_CASE("version 6: row split across a cluster", "[ch10_softmax][split_row][sm
     REQUIRE_CHECK(check::check_forward(forward<float>(Version::SplitRow, check::Op::Softmax),
                                        check::Op::Softmax, check::logits<float>(rows, cols, i),
                                        rows, cols, placement_for(i)));
+    REQUIRE_CHECK(check::check_forward(forward<float>(Version::SplitRow, check::Op::Softmax),
+                                       check::Op::Softmax, check::flat<float>(rows, cols, 40 + i),
+                                       rows, cols, placement_for(i + 1)));
   }
   // Many long rows: clusters of 4 blocks (the aligned row of 32768) or 8 (the rows a window
   // longer), more of them than SMs, merging with TODO 6's pull.

@@ -17,6 +17,7 @@ enum class Bug {
   SkipsMaxSubtraction,
   MissesCrossWarpMerge,
   DropsLastColumn,
+  StatsMissLastColumn,
   WritesPastRow,
   MergeWithoutEmptyGuard,
   SumsInBf16,
@@ -59,9 +60,10 @@ __global__ void buggy_kernel(const T* x, T* y, int64_t rows, int64_t cols) {
   const T* xr = x + offset;
   T* yr = y + offset;
   const int64_t end = kBug == Bug::DropsLastColumn ? cols - 1 : cols;
+  const int64_t stats_end = kBug == Bug::StatsMissLastColumn ? cols - 1 : end;
   common::MaxSum pair{-INFINITY, 0.0f};
   float sum_in_io_type = 0.0f;
-  for (int64_t j = threadIdx.x; j < end; j += blockDim.x) {
+  for (int64_t j = threadIdx.x; j < stats_end; j += blockDim.x) {
     const float v = widen(xr[j]);
     if (kBug == Bug::MergeWithoutEmptyGuard)
       pair = UnguardedMerge{}(pair, {v, 1.0f});
@@ -150,6 +152,9 @@ check::ForwardRun<float> misses_cross_warp_merge() {
 }
 check::ForwardRun<float> drops_last_column() {
   return make<float, Bug::DropsLastColumn>();
+}
+check::ForwardRun<float> stats_miss_last_column() {
+  return make<float, Bug::StatsMissLastColumn>();
 }
 check::ForwardRun<float> writes_past_row() {
   return make<float, Bug::WritesPastRow>();

@@ -12,6 +12,8 @@ check::ForwardRun<float> writes_zero();                // never computes: y = 0
 check::ForwardRun<float> skips_max_subtraction();      // exp(x) / sum exp(x): overflows at x > 88
 check::ForwardRun<float> misses_cross_warp_merge();    // each warp normalises by its own sum
 check::ForwardRun<float> drops_last_column();          // off-by-one: j < cols - 1
+check::ForwardRun<float>
+stats_miss_last_column();  // writes every column; its (max, sum) skips the last
 check::ForwardRun<float> writes_past_row();            // right values, plus y[row][cols]
 check::ForwardRun<float> merge_without_empty_guard();  // exp(-inf - -inf) = NaN in the merge
 check::ForwardRun<__nv_bfloat16> sums_in_bf16();       // accumulates the sum in the I/O type
