@@ -137,7 +137,7 @@ void add_rmsnorm(RmsNormVersion v, const T* x, T* residual, const T* gamma, T* y
                  int64_t rows, int64_t n, float eps, cudaStream_t stream = nullptr);
 
 // The tempting one-pass variance, var = E[x²] − E[x]², accumulated in float on the CPU: the
-// illustration of catastrophic cancellation (TODO 2). Not used by any kernel.
+// illustration of catastrophic cancellation (TODO 2). Not used by any kernel. n >= 1.
 float one_pass_variance_float(const float* x, int64_t n);
 
 }  // namespace normalization

@@ -36,6 +36,9 @@ __host__ __device__ constexpr bool pipelined_params_in_registers(int packs, bool
 }
 constexpr int kMaxRingStages = 8;
 constexpr int kRingHeaderBytes = 128;  // the stages' barriers; the buffers start 128-byte aligned
+// The kernels' static shared memory, which counts against the same per-block limit as the ring:
+// block_reduce's slot per warp, 32 x at most 12 bytes (a Welford triple) for each reduction.
+constexpr size_t kStaticSharedBytes = 1024;
 
 // Shared memory of a ring: `stages` buffers of `inputs` rows of n elements, full packs only.
 template <typename T>
@@ -75,7 +78,8 @@ std::optional<PipelinedConfig> pipelined_config(int64_t n, int inputs) {
   const size_t stage_bytes = ring_bytes<T>(1, inputs, n) - kRingHeaderBytes;
   config.stages = static_cast<int>(
       std::clamp<size_t>(kRingTargetBytes / std::max<size_t>(stage_bytes, 1), 2, kMaxRingStages));
-  const auto limit = static_cast<size_t>(common::device_properties().sharedMemPerBlockOptin);
+  const auto limit =
+      static_cast<size_t>(common::device_properties().sharedMemPerBlockOptin) - kStaticSharedBytes;
   while (config.stages > 2 && ring_bytes<T>(config.stages, inputs, n) > limit)
     --config.stages;
   config.shared_bytes = ring_bytes<T>(config.stages, inputs, n);

@@ -30,4 +30,10 @@ TEST_CASE("the one-pass variance E[x^2] - E[x]^2 fails on data with a large mean
   const float shifted_got = normalization::one_pass_variance_float(shifted.data(), n);
   INFO("mean 1e4, std 1: one-pass gives " << shifted_got << ", exact " << shifted_var);
   REQUIRE_FALSE(std::fabs(shifted_got - shifted_var) <= 0.5 * shifted_var);
+
+  // Given code before the TODO refuses what it cannot average.
+  REQUIRE_INVALID_ARGUMENT(normalization::one_pass_variance_float(centered.data(), 0),
+                           "one_pass_variance_float: n must be >= 1");
+  REQUIRE_INVALID_ARGUMENT(normalization::one_pass_variance_float(nullptr, n),
+                           "one_pass_variance_float: x is null");
 }

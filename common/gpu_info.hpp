@@ -13,7 +13,9 @@ namespace common {
 // Why no CUDA device can be used (no driver, no device, ...), or nothing when one can.
 std::optional<std::string> gpu_unavailable_reason();
 
-// Properties of the current device, read once per process.
+// Properties of the device current at the first call, read once per process: the chapters serve
+// that one device (README, "What you need"), and what they size by it (grids, workspaces, the
+// sm_90 paths) would not fit another.
 const cudaDeviceProp& device_properties();
 
 // Whether this program may use what sm_90 brought (thread-block clusters, the copy engine's bulk

@@ -8,11 +8,15 @@
 
 #include "norm.h"
 
+#include "common/errors.hpp"
+
 #include <cmath>
 
 namespace normalization {
 
 float one_pass_variance_float(const float* x, int64_t n) {
+  CHECK_ARG(n >= 1, "n must be >= 1 (the variance of nothing is undefined), got " << n);
+  CHECK_ARG(x != nullptr, "x is null");
   // TODO 2 (about 8 lines; checked by [ch10_norm][one_pass_trap]):
   //   Accumulate Σx and Σx² in float (that is the point: the precision a kernel would use),
   //   then return Σx²/n − (Σx/n)². The test shows it right on data with mean 0 and wrong by
