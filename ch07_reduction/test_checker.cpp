@@ -5,6 +5,7 @@
 
 #include "common/catch_compat.hpp"
 #include "common/data_gen.hpp"
+#include "common/dtype.hpp"
 
 #include <cmath>
 
@@ -78,6 +79,16 @@ TEST_CASE("the checker rejects a write past the output (guard canaries)", "[ch07
   const auto result = check::check_reduction(wrong::writes_past_output(), common::gen::normal(1000, 3));
   REQUIRE_FALSE(result.ok);
   REQUIRE(result.message.find("canary") != std::string::npos);
+}
+
+TEST_CASE("the checker rejects a bf16 sum that accumulates in bf16", "[ch07_reduction][checker]") {
+  // The data of the final version's half and bf16 test: values in [-2, 4), whose running sums
+  // soon leave bf16's 8 bits of exact integers.
+  for (size_t n : {size_t{1025}, (size_t{1} << 20) + 3}) {
+    INFO("n = " << n);
+    const auto x = common::convert<__nv_bfloat16>(common::gen::uniform(n, n + 3, -2.0f, 4.0f));
+    REQUIRE_FALSE(check::check_reduction(wrong::accumulates_in_bf16(), x).ok);
+  }
 }
 
 TEST_CASE("the checker rejects a max that drops NaN", "[ch07_reduction][checker]") {

@@ -4,6 +4,7 @@
 #include "common/errors.hpp"
 
 #include <cuda/atomic>
+#include <cuda_bf16.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -41,6 +42,15 @@ __global__ void block_sum_kernel(const float* x, int64_t n, Span span, float* ou
     out[0] = sum;
     if (extra_store) out[1] = static_cast<float>(n);
   }
+}
+
+// One block whose threads keep their running sums in bf16, rounded after every addition.
+__global__ void bf16_accumulator_kernel(const __nv_bfloat16* x, int64_t n, float* out) {
+  __nv_bfloat16 sum = __float2bfloat16_rn(0.0f);
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+    sum = __float2bfloat16_rn(__bfloat162float(sum) + __bfloat162float(x[i]));
+  const float total = common::block_reduce(__bfloat162float(sum), common::Sum{}, 0.0f);
+  if (threadIdx.x == 0) out[0] = total;
 }
 
 __global__ void fmaxf_kernel(const float* x, int64_t n, float* out) {
@@ -160,6 +170,17 @@ check::Reduction<float> writes_past_output() {
     block_sum_kernel<<<1, kBlock>>>(x, n, {0, n}, out, true);
     CUDA_CHECK_LAUNCH();
   });
+}
+
+check::Reduction<__nv_bfloat16> accumulates_in_bf16() {
+  check::Reduction<__nv_bfloat16> r;
+  r.name = "accumulates_in_bf16";
+  r.workspace_bytes = [](int64_t) { return size_t{0}; };
+  r.run = [](const __nv_bfloat16* x, int64_t n, float* out, void*) {
+    bf16_accumulator_kernel<<<1, kBlock>>>(x, n, out);
+    CUDA_CHECK_LAUNCH();
+  };
+  return r;
 }
 
 check::Reduction<float> max_ignores_nan() {

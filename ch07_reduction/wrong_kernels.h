@@ -4,6 +4,8 @@
 
 #include "check.h"
 
+#include <cuda_bf16.h>
+
 #include <vector>
 
 namespace wrong {
@@ -16,6 +18,7 @@ check::Reduction<float> drops_unaligned_head();     // starts at the first 16-by
 check::Reduction<float> reads_past_input();         // off-by-one the other way: i <= n
 check::Reduction<float> writes_past_output();       // right sum, but also stores to out[1]
 check::Reduction<float> max_ignores_nan();          // fmaxf drops NaN instead of propagating it
+check::Reduction<__nv_bfloat16> accumulates_in_bf16();  // running sums rounded to bf16
 check::Reduction<float> order_dependent_finish();   // adds block results in finishing order
 check::Reduction<float> keeps_its_counter();        // last block done, counter never reset
 check::Reduction<float> resets_its_counter();       // the same, counter reset: the control

@@ -105,8 +105,9 @@ common::CheckResult check_topk(const TopKLauncher<T>& launch, const std::vector<
   common::GuardedBuffer<T> input(x.size(), misalign);
   input.upload(x);
   const size_t outputs = static_cast<size_t>(M) * static_cast<size_t>(k);
-  common::GuardedBuffer<T> values(outputs);
-  common::GuardedBuffer<int64_t> indices(outputs);
+  // The outputs as far past alignment as the input (topk.h allows any element offset).
+  common::GuardedBuffer<T> values(outputs, misalign);
+  common::GuardedBuffer<int64_t> indices(outputs, misalign);
   values.poison();
   indices.poison();
   launch(input.data(), M, N, k, values.data(), indices.data(), nullptr);
@@ -169,9 +170,9 @@ common::CheckResult check_softmax_topk(const SoftmaxTopKLauncher<T>& launch,
   common::GuardedBuffer<T> input(x.size(), misalign);
   input.upload(x);
   const size_t outputs = static_cast<size_t>(M) * static_cast<size_t>(k);
-  common::GuardedBuffer<int64_t> indices(outputs);
-  common::GuardedBuffer<float> probs(outputs);
-  common::GuardedBuffer<float> lse(static_cast<size_t>(M));
+  common::GuardedBuffer<int64_t> indices(outputs, misalign);  // as check_topk places them
+  common::GuardedBuffer<float> probs(outputs, misalign);
+  common::GuardedBuffer<float> lse(static_cast<size_t>(M), misalign);
   indices.poison();
   probs.poison();
   lse.poison();

@@ -41,8 +41,8 @@ constexpr double kProbAtol = 1e-12;
 // workspace_bytes asked for fails there. Kept until a call asks for another size.
 void* workspace(size_t bytes);
 
-// x is [M, N], placed `misalign` elements past a 256-byte boundary. `expected` may be given to
-// reuse a reference across versions; otherwise it is computed.
+// x is [M, N], placed `misalign` elements past a 256-byte boundary, and so are the outputs.
+// `expected` may be given to reuse a reference across versions; otherwise it is computed.
 template <typename T>
 common::CheckResult check_topk(const TopKLauncher<T>& launch, const std::vector<T>& x, int64_t M,
                                int64_t N, int k, size_t misalign = 0,
