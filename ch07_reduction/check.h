@@ -54,8 +54,10 @@ struct Reduction {
 };
 
 // Copies x to the device `misalign` elements past a 256-byte boundary, poisons the output, runs
-// the reduction once and checks: the output was written, it is within the bound (sums) or exact
-// (max, NaN propagated), nothing was written outside the output, the input is unchanged.
+// the reduction once on a zero-filled workspace of exactly workspace_bytes(n) between guard zones,
+// and checks: the output was written, it is within the bound (sums; exact where every partial sum
+// is, integers whose absolute values total at most 2^24) or exact (max, NaN propagated), nothing
+// was written outside the output or the workspace, the input is unchanged.
 template <typename T>
 common::CheckResult check_reduction(const Reduction<T>& reduction, const std::vector<T>& x,
                                     size_t misalign = 0);

@@ -126,5 +126,5 @@ TEST_CASE("the checker rejects a write past the workspace the reduction asked fo
   const auto result = check::check_reduction(wrong::asks_too_little_workspace(), x);
   INFO(result.message);
   REQUIRE_FALSE(result.ok);
-  REQUIRE(result.message.find("workspace") != std::string::npos);
+  REQUIRE(result.message.find("workspace: a guard canary changed") != std::string::npos);
 }

@@ -83,13 +83,19 @@ common::CheckResult check_workspace_guards(const std::string& where) {
   SharedWorkspace& w = shared_workspace();
   if (!w.handed_out) return common::CheckResult::pass();
   w.handed_out = false;
-  return common::check_guards(*w.buffer, where + "workspace (as large as workspace_bytes said)");
+  common::CheckResult result =
+      common::check_guards(*w.buffer, where + "workspace (as large as workspace_bytes said)");
+  if (!result.ok) w.buffer.reset();  // its changed guards belong to this check, not the next
+  return result;
 }
 
 }  // namespace
 
 void* workspace(size_t bytes) {
   SharedWorkspace& w = shared_workspace();
+  // A launcher that threw before its check looked leaves `handed_out` set: look now, so that a
+  // later check that asks for no workspace does not inherit that one's guards.
+  if (w.handed_out && w.buffer && !w.buffer->guards_intact()) w.buffer.reset();
   if (!w.buffer || w.buffer->size() != bytes) {
     w.buffer.reset();  // freed before the next is allocated: [large] workspaces are big
     w.buffer = std::make_unique<common::GuardedBuffer<unsigned char>>(bytes);
