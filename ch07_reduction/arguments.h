@@ -6,6 +6,8 @@
 #include "common/errors.hpp"
 #include "common/overlap.hpp"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 namespace reduction::detail {
@@ -14,8 +16,16 @@ inline void check_count(const char* who, int64_t n) {
   CHECK_ARG_FOR(who, n >= 0, "n must be >= 0, got " << n);
 }
 
+// The bytes of x (n >= 0), held below SIZE_MAX for any n.
+template <typename T>
+size_t input_bytes(const T*, int64_t n) {
+  return static_cast<size_t>(std::min<uint64_t>(static_cast<uint64_t>(n), SIZE_MAX / sizeof(T))) *
+         sizeof(T);
+}
+
 // The input and the one float of output. Any element offset is fine (the 16-byte loads peel a
-// head); a pointer between two elements would fault inside a kernel instead.
+// head); a pointer between two elements would fault inside a kernel instead. out must lie outside
+// x: version 1 zeroes it before it reads x, and every version writes it while others still read.
 template <typename T>
 void check_pointers(const char* who, const T* x, int64_t n, const float* out) {
   CHECK_ARG_FOR(who, x != nullptr || n == 0, "x is null but n = " << n);
@@ -23,6 +33,8 @@ void check_pointers(const char* who, const T* x, int64_t n, const float* out) {
   CHECK_ARG_FOR(
       who, common::elements_aligned(x, out),
       "x and out must be aligned to the size of their elements (" << sizeof(T) << " and 4 bytes)");
+  CHECK_ARG_FOR(who, !common::spans_overlap({x, input_bytes(x, n)}, {out, sizeof(float)}),
+                "out lies inside x");
 }
 
 template <typename T>

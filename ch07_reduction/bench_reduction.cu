@@ -151,7 +151,7 @@ std::optional<common::Timing> cub_timing(common::BenchTable& table, const common
 // The rows "7_final <op>" and "cub <op>", each where --versions asks for it.
 template <typename T>
 void bench_final(const common::BenchArgs& args, common::BenchTable& table, const char* op,
-                 int64_t n, const T* x, float* out, void* ws, bool is_max,
+                 int64_t n, const T* x, float* out, void* ws, size_t ws_size, bool is_max,
                  const Expected& expected) {
   const std::string final_row = std::string("7_final ") + op, cub_name = std::string("cub ") + op;
   const bool wants_final = args.wants_version(final_row), wants_cub = args.wants_version(cub_name);
@@ -174,11 +174,11 @@ void bench_final(const common::BenchArgs& args, common::BenchTable& table, const
   auto launch = [&](cudaStream_t s) {
     if constexpr (std::is_same_v<T, float>) {
       if (is_max)
-        reduction::max(x, n, out, ws, s);
+        reduction::max(x, n, out, ws, ws_size, s);
       else
-        reduction::sum(Version::Final, x, n, out, ws, s);
+        reduction::sum(Version::Final, x, n, out, ws, ws_size, s);
     } else {
-      reduction::sum(x, n, out, ws, s);
+      reduction::sum(x, n, out, ws, ws_size, s);
     }
   };
   if (wants_final)
@@ -240,7 +240,7 @@ int main(int argc, char** argv) {
           common::DeviceBuffer<unsigned char> ws(reduction::workspace_bytes(v, n));
           ws.fill_bytes(0);
           auto launch = [&](cudaStream_t s) {
-            reduction::sum(v, x.data(), n, out.data(), ws.data(), s);
+            reduction::sum(v, x.data(), n, out.data(), ws.data(), ws.size(), s);
           };
           double exact = expected[i].sum, bound = tree_bound(n, exact);
           if (v == Version::Atomic && n <= kAtomicRightUpTo) {
@@ -273,10 +273,10 @@ int main(int argc, char** argv) {
     ws.fill_bytes(0);
     for (size_t i = 0; i < sizes.size(); ++i) {
       if (args.wants_dtype("bf16"))
-        bench_final(args, table, "sum", sizes[i], x_bf16.data(), out.data(), ws.data(), false,
-                    expected_bf16[i]);
+        bench_final(args, table, "sum", sizes[i], x_bf16.data(), out.data(), ws.data(), ws.size(),
+                    false, expected_bf16[i]);
       if (args.wants_dtype("fp32"))
-        bench_final(args, table, "max", sizes[i], x.data(), out.data(), ws.data(), true,
+        bench_final(args, table, "max", sizes[i], x.data(), out.data(), ws.data(), ws.size(), true,
                     expected[i]);
     }
   });

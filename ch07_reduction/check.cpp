@@ -58,7 +58,7 @@ Run run_once(const Reduction<T>& reduction, const std::vector<T>& x, size_t misa
   std::optional<Workspace> fresh;
   if (workspace == nullptr) workspace = &fresh.emplace(zeroed_workspace(reduction, x.size()));
 
-  reduction.run(in.data(), n, out.data(), workspace->data());
+  reduction.run(in.data(), n, out.data(), workspace->data(), workspace->size());
   CUDA_CHECK(cudaDeviceSynchronize());  // errors raised while the kernel ran surface here
 
   Run result;

@@ -50,7 +50,8 @@ struct Reduction {
   Op op = Op::Sum;
   Accumulation accumulation = Accumulation::Tree;
   std::function<size_t(int64_t n)> workspace_bytes;
-  std::function<void(const T* x, int64_t n, float* out, void* workspace)> run;
+  std::function<void(const T* x, int64_t n, float* out, void* workspace, size_t workspace_size)>
+      run;
 };
 
 // Copies x to the device `misalign` elements past a 256-byte boundary, poisons the output, runs

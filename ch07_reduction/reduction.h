@@ -45,18 +45,21 @@ FinalLaunch final_float_sum_launch(int64_t n);
 // Scratch memory a version needs for n elements. Allocate it once, 4-byte aligned (as
 // cudaMalloc's memory is) and zero-filled (the final version keeps a counter there that each
 // launch returns to zero); reuse it for every call with at most that many elements, one call at
-// a time.
+// a time. Pass its size as workspace_size: a call refuses a workspace smaller than it needs, or
+// one that overlaps x or out. Version 1 needs none (workspace may be null, workspace_size 0).
 size_t workspace_bytes(Version v, int64_t n);
 
 // out[0] = x[0] + ... + x[n-1] with the given version. Versions 1 to 6 take float input only.
-void sum(Version v, const float* x, int64_t n, float* out, void* workspace,
+void sum(Version v, const float* x, int64_t n, float* out, void* workspace, size_t workspace_size,
          cudaStream_t stream = nullptr);
 
 // The final version for the other operations: sums of half and bf16 inputs accumulate in float;
 // the maximum of float input propagates NaN.
-void sum(const __half* x, int64_t n, float* out, void* workspace, cudaStream_t stream = nullptr);
-void sum(const __nv_bfloat16* x, int64_t n, float* out, void* workspace,
+void sum(const __half* x, int64_t n, float* out, void* workspace, size_t workspace_size,
          cudaStream_t stream = nullptr);
-void max(const float* x, int64_t n, float* out, void* workspace, cudaStream_t stream = nullptr);
+void sum(const __nv_bfloat16* x, int64_t n, float* out, void* workspace, size_t workspace_size,
+         cudaStream_t stream = nullptr);
+void max(const float* x, int64_t n, float* out, void* workspace, size_t workspace_size,
+         cudaStream_t stream = nullptr);
 
 }  // namespace reduction

@@ -47,7 +47,9 @@ check::Reduction<float> sum_version(Version v) {
   r.name = reduction::version_name(v);
   r.accumulation = v == Version::Atomic ? check::Accumulation::Serial : check::Accumulation::Tree;
   r.workspace_bytes = [v](int64_t n) { return reduction::workspace_bytes(v, n); };
-  r.run = [v](const float* x, int64_t n, float* out, void* ws) { reduction::sum(v, x, n, out, ws); };
+  r.run = [v](const float* x, int64_t n, float* out, void* ws, size_t ws_size) {
+    reduction::sum(v, x, n, out, ws, ws_size);
+  };
   return r;
 }
 
@@ -56,7 +58,9 @@ check::Reduction<T> final_sum() {
   check::Reduction<T> r;
   r.name = std::string("7_final sum ") + common::DType<T>::name;
   r.workspace_bytes = [](int64_t n) { return reduction::workspace_bytes(Version::Final, n); };
-  r.run = [](const T* x, int64_t n, float* out, void* ws) { reduction::sum(x, n, out, ws); };
+  r.run = [](const T* x, int64_t n, float* out, void* ws, size_t ws_size) {
+    reduction::sum(x, n, out, ws, ws_size);
+  };
   return r;
 }
 
@@ -65,7 +69,9 @@ check::Reduction<float> final_max() {
   r.name = "7_final max";
   r.op = check::Op::Max;
   r.workspace_bytes = [](int64_t n) { return reduction::workspace_bytes(Version::Final, n); };
-  r.run = [](const float* x, int64_t n, float* out, void* ws) { reduction::max(x, n, out, ws); };
+  r.run = [](const float* x, int64_t n, float* out, void* ws, size_t ws_size) {
+    reduction::max(x, n, out, ws, ws_size);
+  };
   return r;
 }
 
@@ -227,38 +233,59 @@ TEST_CASE("bad arguments are rejected with a clear error", "[ch07_reduction][arg
   const float* odd_x = common::offset_bytes(x.data(), 2);
   for (Version v : reduction::kAllVersions) {
     INFO(reduction::version_name(v));
-    REQUIRE_INVALID_ARGUMENT(reduction::sum(v, x.data(), -1, out.data(), ws.data()),
+    REQUIRE_INVALID_ARGUMENT(reduction::sum(v, x.data(), -1, out.data(), ws.data(), ws.size()),
                              "sum: n must be >= 0");
-    REQUIRE_INVALID_ARGUMENT(reduction::sum(v, nullptr, 16, out.data(), ws.data()),
+    REQUIRE_INVALID_ARGUMENT(reduction::sum(v, nullptr, 16, out.data(), ws.data(), ws.size()),
                              "sum: x is null");
-    REQUIRE_INVALID_ARGUMENT(reduction::sum(v, x.data(), 16, nullptr, ws.data()),
+    REQUIRE_INVALID_ARGUMENT(reduction::sum(v, x.data(), 16, nullptr, ws.data(), ws.size()),
                              "sum: out is null");
     if (v != Version::Atomic) {
-      REQUIRE_INVALID_ARGUMENT(reduction::sum(v, x.data(), 16, out.data(), nullptr),
+      REQUIRE_INVALID_ARGUMENT(reduction::sum(v, x.data(), 16, out.data(), nullptr, 0),
                                "sum: workspace is null");
-      REQUIRE_INVALID_ARGUMENT(reduction::sum(v, x.data(), 16, out.data(), ws.data() + 2),
-                               "sum: workspace must be 4-byte aligned");
+      REQUIRE_INVALID_ARGUMENT(
+          reduction::sum(v, x.data(), 16, out.data(), ws.data() + 2, ws.size() - 2),
+          "sum: workspace must be 4-byte aligned");
     }
   }
-  REQUIRE_INVALID_ARGUMENT(reduction::sum(x16.data(), 16, out.data(), ws.data() + 1),
+  REQUIRE_INVALID_ARGUMENT(reduction::sum(x16.data(), 16, out.data(), ws.data() + 1, ws.size() - 1),
                            "sum: workspace must be 4-byte aligned");
-  REQUIRE_INVALID_ARGUMENT(reduction::max(x.data(), -5, out.data(), ws.data()),
+  REQUIRE_INVALID_ARGUMENT(reduction::max(x.data(), -5, out.data(), ws.data(), ws.size()),
                            "max: n must be >= 0");
-  REQUIRE_INVALID_ARGUMENT(reduction::sum(x16.data(), 16, nullptr, ws.data()), "sum: out is null");
+  REQUIRE_INVALID_ARGUMENT(reduction::sum(x16.data(), 16, nullptr, ws.data(), ws.size()),
+                           "sum: out is null");
   {  // x, out and a 16-bit x each between two elements
     float* odd_out = common::offset_bytes(out.data(), 1);
     const __nv_bfloat16* odd_x16 = common::offset_bytes(x16.data(), 1);
     for (Version v : reduction::kAllVersions) {
       INFO(reduction::version_name(v));
-      REQUIRE_INVALID_ARGUMENT(reduction::sum(v, odd_x, 8, out.data(), ws.data()),
+      REQUIRE_INVALID_ARGUMENT(reduction::sum(v, odd_x, 8, out.data(), ws.data(), ws.size()),
                                "sum: x and out must be aligned");
-      REQUIRE_INVALID_ARGUMENT(reduction::sum(v, x.data(), 8, odd_out, ws.data()),
+      REQUIRE_INVALID_ARGUMENT(reduction::sum(v, x.data(), 8, odd_out, ws.data(), ws.size()),
                                "sum: x and out must be aligned");
     }
-    REQUIRE_INVALID_ARGUMENT(reduction::sum(odd_x16, 8, out.data(), ws.data()),
+    REQUIRE_INVALID_ARGUMENT(reduction::sum(odd_x16, 8, out.data(), ws.data(), ws.size()),
                              "sum: x and out must be aligned");
-    REQUIRE_INVALID_ARGUMENT(reduction::max(odd_x, 8, out.data(), ws.data()),
+    REQUIRE_INVALID_ARGUMENT(reduction::max(odd_x, 8, out.data(), ws.data(), ws.size()),
                              "max: x and out must be aligned");
+  }
+  {  // A workspace smaller than the call needs, or on top of x; out inside x
+    for (Version v : reduction::kAllVersions) {
+      INFO(reduction::version_name(v));
+      REQUIRE_INVALID_ARGUMENT(reduction::sum(v, x.data(), 16, x.data() + 3, ws.data(), ws.size()),
+                               "sum: out lies inside x");
+      if (v == Version::Atomic) continue;
+      const size_t needed = reduction::workspace_bytes(v, 16);
+      REQUIRE_INVALID_ARGUMENT(reduction::sum(v, x.data(), 16, out.data(), ws.data(), needed - 4),
+                               "sum: workspace_size is " + std::to_string(needed - 4) +
+                                   " bytes; this call needs workspace_bytes(");
+      REQUIRE_INVALID_ARGUMENT(reduction::sum(v, x.data(), 16, out.data(), x.data(), needed),
+                               "sum: the workspace overlaps x or out");
+    }
+    const size_t needed = reduction::workspace_bytes(Version::Final, 16);
+    REQUIRE_INVALID_ARGUMENT(reduction::sum(x16.data(), 16, out.data(), ws.data(), needed - 1),
+                             "sum: workspace_size is");
+    REQUIRE_INVALID_ARGUMENT(reduction::max(x.data(), 16, out.data(), out.data(), needed),
+                             "max: the workspace overlaps x or out");
   }
   REQUIRE_INVALID_ARGUMENT(reduction::workspace_bytes(Version::Final, -1),
                            "workspace_bytes: n must be >= 0");
@@ -267,8 +294,9 @@ TEST_CASE("bad arguments are rejected with a clear error", "[ch07_reduction][arg
   const auto not_a_version = static_cast<Version>(99);
   REQUIRE_INVALID_ARGUMENT(reduction::workspace_bytes(not_a_version, 16),
                            "workspace_bytes: unknown version 99");
-  REQUIRE_INVALID_ARGUMENT(reduction::sum(not_a_version, x.data(), 16, out.data(), ws.data()),
-                           "sum: unknown version 99");
+  REQUIRE_INVALID_ARGUMENT(
+      reduction::sum(not_a_version, x.data(), 16, out.data(), ws.data(), ws.size()),
+      "sum: unknown version 99");
   // The vendor baseline checks its arguments as the chapter does (the size query takes nulls).
   const size_t cub_bytes =
       cub_baseline::sum(static_cast<const float*>(nullptr), 16, nullptr, nullptr, 0);
@@ -297,8 +325,8 @@ TEST_CASE("CUB agrees with the CPU reference (the second reference)",
     cub_sum.workspace_bytes = [](int64_t m) {
       return cub_baseline::sum(static_cast<const float*>(nullptr), m, nullptr, nullptr, 0);
     };
-    cub_sum.run = [&](const float* d_x, int64_t m, float* out, void* ws) {
-      cub_baseline::sum(d_x, m, out, ws, cub_sum.workspace_bytes(m));
+    cub_sum.run = [](const float* d_x, int64_t m, float* out, void* ws, size_t ws_size) {
+      cub_baseline::sum(d_x, m, out, ws, ws_size);
     };
     REQUIRE_CHECK(check::check_reduction(cub_sum, x, 0));
   }

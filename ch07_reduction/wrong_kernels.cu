@@ -100,7 +100,7 @@ check::Reduction<float> last_block_done(const char* name, size_t missing = 0) {
   r.name = name;
   r.op = check::Op::Sum;
   r.workspace_bytes = [missing](int64_t) { return sizeof(float) * (kLastBlockGrid + 1) - missing; };
-  r.run = [](const float* x, int64_t n, float* out, void* workspace) {
+  r.run = [](const float* x, int64_t n, float* out, void* workspace, size_t) {
     auto* done = static_cast<unsigned*>(workspace);
     auto* block_sums = static_cast<float*>(workspace) + 1;
     last_block_done_kernel<kResetsCounter><<<kLastBlockGrid, kBlock>>>(x, n, out, done, block_sums);
@@ -115,7 +115,7 @@ check::Reduction<float> make(const char* name, check::Op op,
   r.name = name;
   r.op = op;
   r.workspace_bytes = [](int64_t) { return size_t{0}; };
-  r.run = [launch](const float* x, int64_t n, float* out, void*) { launch(x, n, out); };
+  r.run = [launch](const float* x, int64_t n, float* out, void*, size_t) { launch(x, n, out); };
   return r;
 }
 
@@ -176,7 +176,7 @@ check::Reduction<__nv_bfloat16> accumulates_in_bf16() {
   check::Reduction<__nv_bfloat16> r;
   r.name = "accumulates_in_bf16";
   r.workspace_bytes = [](int64_t) { return size_t{0}; };
-  r.run = [](const __nv_bfloat16* x, int64_t n, float* out, void*) {
+  r.run = [](const __nv_bfloat16* x, int64_t n, float* out, void*, size_t) {
     bf16_accumulator_kernel<<<1, kBlock>>>(x, n, out);
     CUDA_CHECK_LAUNCH();
   };
