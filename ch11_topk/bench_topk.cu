@@ -166,21 +166,22 @@ void bench_dtype(const common::BenchArgs& args, common::BenchTable& table,
         add(
             topk::version_name(v), false,
             [&](cudaStream_t st) {
-              topk::topk(v, x.data(), M, N, k, values.data(), indices.data(), ws.data(), st);
+              topk::topk(v, x.data(), M, N, k, values.data(), indices.data(), ws.data(), ws.size(),
+                         st);
             },
             bytes);
       }
       add(
           "dispatch", false,
           [&](cudaStream_t st) {
-            topk::topk(x.data(), M, N, k, values.data(), indices.data(), ws.data(), st);
+            topk::topk(x.data(), M, N, k, values.data(), indices.data(), ws.data(), ws.size(), st);
           },
           bytes);
       add(
           "softmax_topk", true,
           [&](cudaStream_t st) {
             topk::softmax_topk(x.data(), M, N, k, 1.0f, 0, indices.data(), probs.data(), lse.data(),
-                               ws.data(), st);
+                               ws.data(), ws.size(), st);
           },
           static_cast<double>(M * N * sizeof(T)) + static_cast<double>(M * k * 12 + M * 4));
       table.add_vendor_row(cub_row, cub);

@@ -57,23 +57,31 @@ constexpr int kMaxChunks = 1024;
 // time; zero it again before a call with another shape (that call's counters may lie where the
 // previous layout kept candidates).
 // The sizes and k are checked as a launch checks them (k <= kMaxK).
+// Each launcher below takes the workspace with its size in bytes, workspace_size. A launch that
+// splits rows refuses (std::invalid_argument) a null workspace, one smaller than
+// workspace_bytes(M, N, k, chunks) for the chunks it runs, one not 8-byte aligned, and one whose
+// first workspace_bytes(M, N, k, chunks) bytes share memory with x or an output. A launch that
+// needs none (one block per row: versions 1, 2, 3 and 4b) takes any, nullptr and 0 included.
 size_t workspace_bytes(int64_t M, int64_t N, int k, int chunks = 0);
 
-// One version. SplitRow uses split_chunks(M, N) blocks per row.
+// One version. SplitRow uses split_chunks(M, N) blocks per row. workspace_size: the bytes at
+// workspace, at least workspace_bytes(M, N, k).
 template <typename T>
 void topk(Version v, const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
-          void* workspace, cudaStream_t stream = nullptr);
+          void* workspace, size_t workspace_size, cudaStream_t stream = nullptr);
 
 // Versions 3 and 4 with an explicit number of blocks per row (1: RadixSelect; 0: split_chunks;
-// at most kMaxChunks).
+// at most kMaxChunks). workspace_size: the bytes at workspace, at least workspace_bytes(M, N, k,
+// chunks).
 template <typename T>
 void topk_filtered(const T* x, int64_t M, int64_t N, int k, int chunks, T* values, int64_t* indices,
-                   void* workspace, cudaStream_t stream = nullptr);
+                   void* workspace, size_t workspace_size, cudaStream_t stream = nullptr);
 
-// The dispatcher: the plan choose_plan picks. workspace: workspace_bytes(M, N, k).
+// The dispatcher: the plan choose_plan picks. workspace_size: the bytes at workspace, at least
+// workspace_bytes(M, N, k) (which holds the chunks of any plan).
 template <typename T>
 void topk(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices, void* workspace,
-          cudaStream_t stream = nullptr);
+          size_t workspace_size, cudaStream_t stream = nullptr);
 
 // Fused softmax + top-k (version 5): one read of the logits. For each row, with y = x /
 // temperature, m = max y and l = sum exp(y - m): indices of the k largest x (same order as topk)
@@ -83,10 +91,11 @@ void topk(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices, 
 // reciprocal rounded to float, so a y beyond the float range (3.4e38) counts as an infinity. A row
 // holding NaN or +inf gets NaN probabilities and lse (as torch.softmax); a row of only -inf gets
 // NaN probabilities and lse = -inf. chunks: blocks per row, 0 = split_chunks(M, N).
+// workspace_size: the bytes at workspace, at least workspace_bytes(M, N, k, chunks).
 template <typename T>
 void softmax_topk(const T* x, int64_t M, int64_t N, int k, float temperature, int chunks,
                   int64_t* indices, float* probs, float* lse, void* workspace,
-                  cudaStream_t stream = nullptr);
+                  size_t workspace_size, cudaStream_t stream = nullptr);
 
 // Version 4b: each row in the registers of one thread-block cluster of up to 16 blocks (sm_90;
 // M < 65536; N <= cluster_row_max_n(sizeof(T))). No workspace.

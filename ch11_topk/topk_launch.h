@@ -8,6 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace topk::detail {
@@ -20,7 +21,7 @@ void topk_warp_merge(const char* who, const T* x, int64_t M, int64_t N, int k, T
                      int64_t* indices, cudaStream_t stream);
 template <typename T>
 void topk_filtered(const char* who, const T* x, int64_t M, int64_t N, int k, int chunks, T* values,
-                   int64_t* indices, void* workspace, cudaStream_t stream);
+                   int64_t* indices, void* workspace, size_t workspace_size, cudaStream_t stream);
 template <typename T>
 void topk_cluster_row(const char* who, const T* x, int64_t M, int64_t N, int k, T* values,
                       int64_t* indices, cudaStream_t stream);

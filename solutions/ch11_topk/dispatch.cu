@@ -100,19 +100,22 @@ Plan choose_plan(int64_t M, int64_t N, int k, int elem_bytes) {
 namespace {
 
 // Version v's launcher; `who`, the public function called, is named by every refusal. SplitRow
-// splits each row into `split` chunks (0: split_chunks decides).
+// splits each row into `split` chunks (0: split_chunks decides); the versions that need no
+// workspace ignore it and its size.
 template <typename T>
 void run(const char* who, Version v, const T* x, int64_t M, int64_t N, int k, T* values,
-         int64_t* indices, void* workspace, int split, cudaStream_t stream) {
+         int64_t* indices, void* workspace, size_t workspace_size, int split, cudaStream_t stream) {
   switch (v) {
     case Version::ThreadQueue:
       return detail::topk_thread_queue(who, x, M, N, k, values, indices, stream);
     case Version::WarpMerge:
       return detail::topk_warp_merge(who, x, M, N, k, values, indices, stream);
     case Version::RadixSelect:
-      return detail::topk_filtered(who, x, M, N, k, 1, values, indices, workspace, stream);
+      return detail::topk_filtered(who, x, M, N, k, 1, values, indices, workspace, workspace_size,
+                                   stream);
     case Version::SplitRow:
-      return detail::topk_filtered(who, x, M, N, k, split, values, indices, workspace, stream);
+      return detail::topk_filtered(who, x, M, N, k, split, values, indices, workspace,
+                                   workspace_size, stream);
     case Version::ClusterRow:
       return detail::topk_cluster_row(who, x, M, N, k, values, indices, stream);
   }
@@ -123,22 +126,24 @@ void run(const char* who, Version v, const T* x, int64_t M, int64_t N, int k, T*
 
 template <typename T>
 void topk(Version v, const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
-          void* workspace, cudaStream_t stream) {
-  run(__func__, v, x, M, N, k, values, indices, workspace, 0, stream);
+          void* workspace, size_t workspace_size, cudaStream_t stream) {
+  run(__func__, v, x, M, N, k, values, indices, workspace, workspace_size, 0, stream);
 }
 
 template <typename T>
 void topk(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices, void* workspace,
-          cudaStream_t stream) {
+          size_t workspace_size, cudaStream_t stream) {
   check_problem(__func__, x, M, N, k, indices, kMaxK, values);
   check_values(__func__, M, values);
   const Plan plan = choose_plan(M, N, k, static_cast<int>(sizeof(T)));
-  run(__func__, plan.version, x, M, N, k, values, indices, workspace, plan.chunks, stream);
+  run(__func__, plan.version, x, M, N, k, values, indices, workspace, workspace_size, plan.chunks,
+      stream);
 }
 
-#define TOPK_INSTANTIATE_DISPATCH(T)                                                               \
-  template void topk(Version, const T*, int64_t, int64_t, int, T*, int64_t*, void*, cudaStream_t); \
-  template void topk(const T*, int64_t, int64_t, int, T*, int64_t*, void*, cudaStream_t);
+#define TOPK_INSTANTIATE_DISPATCH(T)                                                        \
+  template void topk(Version, const T*, int64_t, int64_t, int, T*, int64_t*, void*, size_t, \
+                     cudaStream_t);                                                         \
+  template void topk(const T*, int64_t, int64_t, int, T*, int64_t*, void*, size_t, cudaStream_t);
 TOPK_INSTANTIATE_DISPATCH(float)
 TOPK_INSTANTIATE_DISPATCH(__half)
 TOPK_INSTANTIATE_DISPATCH(__nv_bfloat16)

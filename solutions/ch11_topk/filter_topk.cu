@@ -1139,7 +1139,7 @@ void launch_cluster_row(const T* x, int64_t M, int64_t N, int k, T* values, int6
 template <typename T, bool kSoftmax>
 void run_filter(const char* who, const T* x, int64_t M, int64_t N, int k, int chunks, float scale,
                 T* values, int64_t* indices, float* probs, float* lse, void* workspace,
-                cudaStream_t stream) {
+                size_t workspace_size, cudaStream_t stream) {
   check_problem(who, x, M, N, k, indices, kMaxK, values, probs);
   check_lse(who, lse, x, M, N, k, indices, probs);
   check_chunks(who, chunks);
@@ -1147,9 +1147,27 @@ void run_filter(const char* who, const T* x, int64_t M, int64_t N, int k, int ch
   CHECK_ARG_FOR(who, chunks == 1 || workspace != nullptr,
                 "a split row (chunks = " << chunks << ") needs workspace_bytes(M, N, k, chunks) "
                                          << "of zero-filled workspace");
+  // What workspace_bytes(M, N, k, chunks) gives: the layout split_workspace lays out (none for
+  // one block per row, nor for M = 0).
+  const size_t needed = split_workspace_bytes(M, k, chunks);
+  CHECK_ARG_FOR(who, workspace_size >= needed,
+                "workspace_size = " << workspace_size
+                                    << " is below workspace_bytes(M, N, k, chunks) = " << needed
+                                    << " for a split row (chunks = " << chunks << ")");
   // Its counters, 64-bit candidates and (max, sum) pairs are read as such (topk_keys.cuh).
   CHECK_ARG_FOR(who, chunks == 1 || reinterpret_cast<uintptr_t>(workspace) % 8 == 0,
                 "the workspace must be 8-byte aligned (cudaMalloc's pointers are)");
+  // The blocks write it while x is read and the outputs written.
+  const size_t slots = static_cast<size_t>(M) * static_cast<size_t>(k);
+  CHECK_ARG_FOR(who,
+                !common::overlaps_any(
+                    common::Span{workspace, needed},
+                    {common::Span{x, input_bytes<T>(M, N)}, common::Span{values, slots * sizeof(T)},
+                     common::Span{indices, slots * sizeof(int64_t)},
+                     common::Span{probs, slots * sizeof(float)},
+                     common::Span{lse, static_cast<size_t>(M) * sizeof(float)}}),
+                "the workspace (its first workspace_bytes(M, N, k, chunks) = "
+                    << needed << " bytes) must not share memory with x or the outputs");
   if (M == 0) return;
   if (k <= SmallK::kMaxK)
     launch_filter<T, SmallK, kSoftmax>(x, M, N, k, chunks, scale, values, indices, probs, lse,
@@ -1164,29 +1182,31 @@ void run_filter(const char* who, const T* x, int64_t M, int64_t N, int k, int ch
 
 template <typename T>
 void detail::topk_filtered(const char* who, const T* x, int64_t M, int64_t N, int k, int chunks,
-                           T* values, int64_t* indices, void* workspace, cudaStream_t stream) {
+                           T* values, int64_t* indices, void* workspace, size_t workspace_size,
+                           cudaStream_t stream) {
   check_values(who, M, values);
   run_filter<T, false>(who, x, M, N, k, chunks, 1.0f, values, indices, nullptr, nullptr, workspace,
-                       stream);
+                       workspace_size, stream);
 }
 
 template <typename T>
 void topk_filtered(const T* x, int64_t M, int64_t N, int k, int chunks, T* values, int64_t* indices,
-                   void* workspace, cudaStream_t stream) {
-  detail::topk_filtered(__func__, x, M, N, k, chunks, values, indices, workspace, stream);
+                   void* workspace, size_t workspace_size, cudaStream_t stream) {
+  detail::topk_filtered(__func__, x, M, N, k, chunks, values, indices, workspace, workspace_size,
+                        stream);
 }
 
 template <typename T>
 void softmax_topk(const T* x, int64_t M, int64_t N, int k, float temperature, int chunks,
                   int64_t* indices, float* probs, float* lse, void* workspace,
-                  cudaStream_t stream) {
+                  size_t workspace_size, cudaStream_t stream) {
   // 1 / temperature must be finite too: below 2^-128 it overflows, and x / temperature with it.
   CHECK_ARG(
       temperature > 0.0f && std::isfinite(temperature) && std::isfinite(1.0f / temperature),
       "temperature must be positive and finite, with a finite reciprocal, got " << temperature);
   CHECK_ARG(M == 0 || probs != nullptr, "probs must not be null");
   detail::run_filter<T, true>(__func__, x, M, N, k, chunks, 1.0f / temperature, nullptr, indices,
-                              probs, lse, workspace, stream);
+                              probs, lse, workspace, workspace_size, stream);
 }
 
 template <typename T>
@@ -1216,15 +1236,15 @@ void topk_cluster_row(const T* x, int64_t M, int64_t N, int k, T* values, int64_
   detail::topk_cluster_row(__func__, x, M, N, k, values, indices, stream);
 }
 
-#define TOPK_INSTANTIATE_FILTER(T)                                                           \
-  template void detail::topk_filtered(const char*, const T*, int64_t, int64_t, int, int, T*, \
-                                      int64_t*, void*, cudaStream_t);                        \
-  template void detail::topk_cluster_row(const char*, const T*, int64_t, int64_t, int, T*,   \
-                                         int64_t*, cudaStream_t);                            \
-  template void topk_filtered(const T*, int64_t, int64_t, int, int, T*, int64_t*, void*,     \
-                              cudaStream_t);                                                 \
-  template void softmax_topk(const T*, int64_t, int64_t, int, float, int, int64_t*, float*,  \
-                             float*, void*, cudaStream_t);                                   \
+#define TOPK_INSTANTIATE_FILTER(T)                                                               \
+  template void detail::topk_filtered(const char*, const T*, int64_t, int64_t, int, int, T*,     \
+                                      int64_t*, void*, size_t, cudaStream_t);                    \
+  template void detail::topk_cluster_row(const char*, const T*, int64_t, int64_t, int, T*,       \
+                                         int64_t*, cudaStream_t);                                \
+  template void topk_filtered(const T*, int64_t, int64_t, int, int, T*, int64_t*, void*, size_t, \
+                              cudaStream_t);                                                     \
+  template void softmax_topk(const T*, int64_t, int64_t, int, float, int, int64_t*, float*,      \
+                             float*, void*, size_t, cudaStream_t);                               \
   template void topk_cluster_row(const T*, int64_t, int64_t, int, T*, int64_t*, cudaStream_t);
 TOPK_INSTANTIATE_FILTER(float)
 TOPK_INSTANTIATE_FILTER(__half)
