@@ -24,8 +24,9 @@ size_t input_bytes(const T*, int64_t n) {
 }
 
 // The input and the one float of output. Any element offset is fine (the 16-byte loads peel a
-// head); a pointer between two elements would fault inside a kernel instead. out must lie outside
-// x: version 1 zeroes it before it reads x, and every version writes it while others still read.
+// head); a pointer between two elements would fault inside a kernel instead. out must share no
+// byte with x: version 1 zeroes it before it reads x, and every version writes it while others
+// still read.
 template <typename T>
 void check_pointers(const char* who, const T* x, int64_t n, const float* out) {
   CHECK_ARG_FOR(who, x != nullptr || n == 0, "x is null but n = " << n);
@@ -34,7 +35,7 @@ void check_pointers(const char* who, const T* x, int64_t n, const float* out) {
       who, common::elements_aligned(x, out),
       "x and out must be aligned to the size of their elements (" << sizeof(T) << " and 4 bytes)");
   CHECK_ARG_FOR(who, !common::spans_overlap({x, input_bytes(x, n)}, {out, sizeof(float)}),
-                "out lies inside x");
+                "out overlaps x");
 }
 
 template <typename T>

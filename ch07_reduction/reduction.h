@@ -2,7 +2,8 @@
 // solution (solutions/ch07_reduction/reduction.cu) implement exactly this header.
 //
 // All pointers are device pointers, aligned to the size of their elements (any element offset
-// is fine); `out` receives one float. Sizes are 64-bit: any n from 0 up.
+// is fine); `out` receives one float and shares no byte with x. Sizes are 64-bit: any n from 0
+// up.
 // The empty input sums to 0 and has maximum -inf; the maximum propagates NaN.
 // Every call validates its arguments (std::invalid_argument) and checks its launches
 // (common::CudaError).

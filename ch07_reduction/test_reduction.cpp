@@ -268,11 +268,11 @@ TEST_CASE("bad arguments are rejected with a clear error", "[ch07_reduction][arg
     REQUIRE_INVALID_ARGUMENT(reduction::max(odd_x, 8, out.data(), ws.data(), ws.size()),
                              "max: x and out must be aligned");
   }
-  {  // A workspace smaller than the call needs, or on top of x; out inside x
+  {  // A workspace smaller than the call needs, or on top of x; out overlapping x
     for (Version v : reduction::kAllVersions) {
       INFO(reduction::version_name(v));
       REQUIRE_INVALID_ARGUMENT(reduction::sum(v, x.data(), 16, x.data() + 3, ws.data(), ws.size()),
-                               "sum: out lies inside x");
+                               "sum: out overlaps x");
       if (v == Version::Atomic) continue;
       const size_t needed = reduction::workspace_bytes(v, 16);
       REQUIRE_INVALID_ARGUMENT(reduction::sum(v, x.data(), 16, out.data(), ws.data(), needed - 4),

@@ -832,6 +832,8 @@ TEST_CASE("bad arguments are reported", "[ch11_topk][arguments][given]") {
   }
   // M = 0 is a valid, empty problem: no pointer is needed, nor checked.
   REQUIRE_NOTHROW(topk::topk_filtered<float>(nullptr, 0, 10, 1, 1, nullptr, nullptr, nullptr, 0));
+  // No rows to split: workspace_bytes(0, N, k, chunks) is 0, and no workspace is needed either.
+  REQUIRE_NOTHROW(topk::topk_filtered<float>(nullptr, 0, 10, 1, 2, nullptr, nullptr, nullptr, 0));
   REQUIRE_NOTHROW(topk::topk_filtered(odd_x, 0, 10, 1, 1, odd_values, indices.data(), nullptr, 0));
   // No two buffers may share memory: the outputs are written while x is read.
   REQUIRE_INVALID_ARGUMENT(
