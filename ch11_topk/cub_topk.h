@@ -1,9 +1,10 @@
-// The vendor baseline: this toolkit's CCCL (3.0.1) has no top-k algorithm under cub/device/, so
-// the baseline is what one writes with CUB: a segmented radix sort of every row, descending,
-// carrying the column indices, then the first k of each row. Radix sorting is stable, so equal
-// values keep the lower index first, as in our order; NaN and -0.0 follow CUB's own
-// bit-twiddling rules instead (a negative-signed NaN sorts last), so the tests compare with it
-// only on data without NaN or signed zeros.
+// The vendor baseline: the CCCL of the toolkits this chapter was tested with (3.0.x) has no top-k
+// algorithm under cub/device/ (newer CCCL adds cub::DeviceTopK), so the baseline is what one
+// writes with CUB: a segmented radix sort of every row, descending, carrying the column indices,
+// then the first k of each row. Radix sorting is stable, so equal values keep the lower index
+// first, as in our order; NaN and -0.0 follow CUB's own bit-twiddling rules instead (a
+// negative-signed NaN sorts last), so the tests compare with it only on data without NaN or
+// signed zeros.
 #pragma once
 
 #include <cuda_bf16.h>
