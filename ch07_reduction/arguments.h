@@ -44,4 +44,22 @@ void check_input(const char* who, const T* x, int64_t n, const float* out) {
   check_pointers(who, x, n, out);
 }
 
+// The workspace of versions 2 to 7: present, 4-byte aligned (it holds floats, and the final
+// version's counter), as large as the call needs (`needed` bytes, `size` names the function that
+// says so), and apart from x and out, which the kernels would otherwise overwrite.
+template <typename T>
+void check_workspace(const char* who, const void* workspace, size_t workspace_size, size_t needed,
+                     const char* size, const T* x, int64_t n, const float* out) {
+  CHECK_ARG_FOR(who, workspace != nullptr, "workspace is null: allocate " << size);
+  CHECK_ARG_FOR(who, reinterpret_cast<uintptr_t>(workspace) % alignof(float) == 0,
+                "workspace must be 4-byte aligned (it holds floats), got " << workspace);
+  CHECK_ARG_FOR(who, workspace_size >= needed,
+                "workspace_size is " << workspace_size << " bytes; this call needs " << size
+                                     << " = " << needed);
+  CHECK_ARG_FOR(
+      who,
+      !common::overlaps_any({workspace, needed}, {{x, input_bytes(x, n)}, {out, sizeof(float)}}),
+      "the workspace overlaps x or out");
+}
+
 }  // namespace reduction::detail

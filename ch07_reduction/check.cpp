@@ -42,7 +42,7 @@ using Workspace = common::GuardedBuffer<unsigned char>;
 template <typename T>
 Workspace zeroed_workspace(const Reduction<T>& reduction, size_t n) {
   Workspace workspace(reduction.workspace_bytes(static_cast<int64_t>(n)));
-  workspace.upload(std::vector<unsigned char>(workspace.size(), 0));
+  workspace.fill_bytes(0);
   return workspace;
 }
 

@@ -64,10 +64,6 @@ __global__ void count_changed_kernel(const T* x, int64_t count, uint64_t seed,
   if (mine > 0) atomicAdd(changed, mine);
 }
 
-}  // namespace
-
-namespace {
-
 // The workspace the launchers take from workspace(): exactly as large as they asked, between
 // guard zones that the checks look at after the run. `handed_out`: asked for since the last look.
 struct SharedWorkspace {
@@ -100,7 +96,7 @@ void* workspace(size_t bytes) {
     w.buffer.reset();  // freed before the next is allocated: [large] workspaces are big
     w.buffer = std::make_unique<common::GuardedBuffer<unsigned char>>(bytes);
   }
-  if (bytes > 0) CUDA_CHECK(cudaMemsetAsync(w.buffer->data(), 0, bytes, nullptr));
+  w.buffer->fill_bytes(0);
   w.handed_out = true;
   return w.buffer->data();
 }

@@ -36,7 +36,7 @@ using SoftmaxTopKLauncher =
 constexpr double kProbRtol = 1e-4;
 constexpr double kProbAtol = 1e-12;
 
-// A device workspace of exactly `bytes`, zero-filled (on the default stream), between guard zones
+// A device workspace of exactly `bytes`, zero-filled, between guard zones
 // that the checks below look at after the launch: a kernel that writes past the scratch memory
 // workspace_bytes asked for fails there. Kept until a call asks for another size.
 void* workspace(size_t bytes);

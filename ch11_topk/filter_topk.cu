@@ -1117,30 +1117,8 @@ void run_filter(const char* who, const T* x, int64_t M, int64_t N, int k, int ch
   check_lse(who, lse, x, M, N, k, indices, probs);
   check_chunks(who, chunks);
   if (chunks == 0) chunks = split_chunks(M, N);
-  // What workspace_bytes(M, N, k, chunks) gives: the layout split_workspace lays out (none for
-  // one block per row, nor for M = 0, where any workspace will do, null included).
-  const size_t needed = split_workspace_bytes(M, k, chunks);
-  CHECK_ARG_FOR(who, needed == 0 || workspace != nullptr,
-                "a split row (chunks = " << chunks << ") needs workspace_bytes(M, N, k, chunks) "
-                                         << "of zero-filled workspace");
-  CHECK_ARG_FOR(who, workspace_size >= needed,
-                "workspace_size = " << workspace_size
-                                    << " is below workspace_bytes(M, N, k, chunks) = " << needed
-                                    << " for a split row (chunks = " << chunks << ")");
-  // Its counters, 64-bit candidates and (max, sum) pairs are read as such (topk_keys.cuh).
-  CHECK_ARG_FOR(who, needed == 0 || reinterpret_cast<uintptr_t>(workspace) % 8 == 0,
-                "the workspace must be 8-byte aligned (cudaMalloc's pointers are)");
-  // The blocks write it while x is read and the outputs written.
-  const size_t slots = static_cast<size_t>(M) * static_cast<size_t>(k);
-  CHECK_ARG_FOR(who,
-                !common::overlaps_any(
-                    common::Span{workspace, needed},
-                    {common::Span{x, input_bytes<T>(M, N)}, common::Span{values, slots * sizeof(T)},
-                     common::Span{indices, slots * sizeof(int64_t)},
-                     common::Span{probs, slots * sizeof(float)},
-                     common::Span{lse, static_cast<size_t>(M) * sizeof(float)}}),
-                "the workspace (its first workspace_bytes(M, N, k, chunks) = "
-                    << needed << " bytes) must not share memory with x or the outputs");
+  check_split_workspace(who, workspace, workspace_size, M, N, k, chunks, x, values, indices, probs,
+                        lse);
   if (M == 0) return;
   if (k <= SmallK::kMaxK)
     launch_filter<T, SmallK, kSoftmax>(x, M, N, k, chunks, scale, values, indices, probs, lse,

@@ -358,6 +358,39 @@ inline size_t split_workspace_bytes(int64_t M, int k, int chunks) {
          align_up_256(slots * sizeof(common::MaxSum));
 }
 
+// The workspace a split row of `chunks` blocks is given, `workspace_size` bytes at `workspace`
+// (chunks already resolved from 0). It needs split_workspace_bytes(M, k, chunks), which is what
+// workspace_bytes(M, N, k, chunks) gives: none for one block per row, nor for M = 0, where any
+// workspace will do, null included. `who` names the caller in the message; values or probs may
+// be null where the launcher has none.
+template <typename T>
+void check_split_workspace(const char* who, const void* workspace, size_t workspace_size, int64_t M,
+                           int64_t N, int k, int chunks, const T* x, const T* values,
+                           const int64_t* indices, const float* probs, const float* lse) {
+  const size_t needed = split_workspace_bytes(M, k, chunks);
+  CHECK_ARG_FOR(who, needed == 0 || workspace != nullptr,
+                "a split row (chunks = " << chunks << ") needs workspace_bytes(M, N, k, chunks) "
+                                         << "of zero-filled workspace");
+  CHECK_ARG_FOR(who, workspace_size >= needed,
+                "workspace_size = " << workspace_size
+                                    << " is below workspace_bytes(M, N, k, chunks) = " << needed
+                                    << " for a split row (chunks = " << chunks << ")");
+  // Its counters, 64-bit candidates and (max, sum) pairs are read as such.
+  CHECK_ARG_FOR(who, needed == 0 || reinterpret_cast<uintptr_t>(workspace) % 8 == 0,
+                "the workspace must be 8-byte aligned (cudaMalloc's pointers are)");
+  // The blocks write it while x is read and the outputs written.
+  const size_t slots = static_cast<size_t>(M) * static_cast<size_t>(k);
+  CHECK_ARG_FOR(who,
+                !common::overlaps_any(
+                    common::Span{workspace, needed},
+                    {common::Span{x, input_bytes<T>(M, N)}, common::Span{values, slots * sizeof(T)},
+                     common::Span{indices, slots * sizeof(int64_t)},
+                     common::Span{probs, slots * sizeof(float)},
+                     common::Span{lse, static_cast<size_t>(M) * sizeof(float)}}),
+                "the workspace (its first workspace_bytes(M, N, k, chunks) = "
+                    << needed << " bytes) must not share memory with x or the outputs");
+}
+
 inline SplitWorkspace split_workspace(void* base, int64_t M, int k, int chunks) {
   auto* bytes = static_cast<unsigned char*>(base);
   const size_t slots = static_cast<size_t>(M) * static_cast<size_t>(chunks);

@@ -110,10 +110,12 @@ class GuardedBuffer {
     return host;
   }
 
-  // Fill the elements (not the guards) with kPoisonByte.
-  void poison() {
-    if (count_ > 0) CUDA_CHECK(cudaMemset(data(), kPoisonByte, bytes()));
+  // Fill the elements (not the guards) with `byte`.
+  void fill_bytes(unsigned char byte) {
+    if (count_ > 0) CUDA_CHECK(cudaMemset(data(), byte, bytes()));
   }
+  // Fill the elements (not the guards) with kPoisonByte.
+  void poison() { fill_bytes(kPoisonByte); }
 
   // True when no byte of either guard zone changed.
   bool guards_intact() const {

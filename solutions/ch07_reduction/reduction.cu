@@ -365,32 +365,13 @@ void launch_final(const T* x, int64_t n, float identity, float* out, void* works
   CUDA_CHECK_LAUNCH();
 }
 
-// The workspace of versions 2 to 7: present, 4-byte aligned (it holds floats, and the final
-// version's counter), as large as the call needs (`needed` bytes, `size` names the function that
-// says so), and apart from x and out, which the kernels would otherwise overwrite. `who`: the
-// public function called.
-template <typename T>
-void check_workspace(const char* who, const void* workspace, size_t workspace_size, size_t needed,
-                     const char* size, const T* x, int64_t n, const float* out) {
-  CHECK_ARG_FOR(who, workspace != nullptr, "workspace is null: allocate " << size);
-  CHECK_ARG_FOR(who, reinterpret_cast<uintptr_t>(workspace) % alignof(float) == 0,
-                "workspace must be 4-byte aligned (it holds floats), got " << workspace);
-  CHECK_ARG_FOR(who, workspace_size >= needed,
-                "workspace_size is " << workspace_size << " bytes; this call needs " << size
-                                     << " = " << needed);
-  CHECK_ARG_FOR(who,
-                !common::overlaps_any({workspace, needed},
-                                      {{x, detail::input_bytes(x, n)}, {out, sizeof(float)}}),
-                "the workspace overlaps x or out");
-}
-
 // `who`: the public function called, which the messages name.
 template <typename T, typename Op>
 void reduce_final(const char* who, const T* x, int64_t n, float identity, float* out,
                   void* workspace, size_t workspace_size, cudaStream_t stream) {
   detail::check_input(who, x, n, out);
-  check_workspace(who, workspace, workspace_size, workspace_bytes(Version::Final, n),
-                  "workspace_bytes(Version::Final, n)", x, n, out);
+  detail::check_workspace(who, workspace, workspace_size, workspace_bytes(Version::Final, n),
+                          "workspace_bytes(Version::Final, n)", x, n, out);
   with_final_depth<T>(n, [&](auto depth) {
     launch_final<T, Op, depth>(x, n, identity, out, workspace, stream);
   });
@@ -499,8 +480,8 @@ void sum(Version v, const float* x, int64_t n, float* out, void* workspace, size
     case Version::Sequential:
     case Version::FirstAdd:
     case Version::WarpShuffle:
-      check_workspace(__func__, workspace, workspace_size, workspace_bytes(v, n),
-                      "workspace_bytes(v, n)", x, n, out);
+      detail::check_workspace(__func__, workspace, workspace_size, workspace_bytes(v, n),
+                              "workspace_bytes(v, n)", x, n, out);
       sum_in_passes(v, x, n, out, workspace, stream);
       return;
   }
