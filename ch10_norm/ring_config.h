@@ -46,6 +46,12 @@ constexpr size_t ring_bytes(int stages, int inputs, int64_t n) {
   return kRingHeaderBytes + size_t(stages) * size_t(inputs) * size_t(n / vec_of<T>()) * 16;
 }
 
+// The largest ring a block may ask for: the opt-in shared memory of a block, less the static.
+inline size_t max_ring_bytes() {
+  return static_cast<size_t>(common::device_properties().sharedMemPerBlockOptin) -
+         kStaticSharedBytes;
+}
+
 struct PipelinedConfig {
   int packs = 1;    // 16-byte packs per thread (a compile-time parameter of the kernel)
   int threads = 0;  // block size
@@ -78,8 +84,7 @@ std::optional<PipelinedConfig> pipelined_config(int64_t n, int inputs) {
   const size_t stage_bytes = ring_bytes<T>(1, inputs, n) - kRingHeaderBytes;
   config.stages = static_cast<int>(
       std::clamp<size_t>(kRingTargetBytes / std::max<size_t>(stage_bytes, 1), 2, kMaxRingStages));
-  const auto limit =
-      static_cast<size_t>(common::device_properties().sharedMemPerBlockOptin) - kStaticSharedBytes;
+  const size_t limit = max_ring_bytes();
   while (config.stages > 2 && ring_bytes<T>(config.stages, inputs, n) > limit)
     --config.stages;
   config.shared_bytes = ring_bytes<T>(config.stages, inputs, n);
@@ -113,10 +118,13 @@ void with_pipelined_instance(const PipelinedConfig& config, bool aligned, Launch
 
 // Blocks of `kernel` that fit on the GPU at once with this configuration (at least 1), capped
 // by the rows: a block per SM slot, each looping over its rows.
+// The kernel may take any ring up to max_ring_bytes(). Its limit is one value per kernel, shared
+// by every host thread: set to each call's own ring, a call with a smaller ring could lower it
+// between another thread's setting and launch, and that launch would fail.
 template <typename Kernel>
 unsigned pipelined_grid(Kernel kernel, const PipelinedConfig& config, int64_t rows) {
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(config.shared_bytes)));
+                                  static_cast<int>(max_ring_bytes())));
   int per_sm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, config.threads,
                                                            config.shared_bytes));

@@ -15,8 +15,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <exception>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -309,6 +312,64 @@ void check_pipelined_versions() {
   }
 }
 
+// Two host threads launching one kernel instance at once, with rings of different sizes: bf16 rows
+// of 12288 and 16384 elements both take 2 packs a thread, in rings of 48 and 64 KiB. The kernel's
+// shared-memory limit is one value for both threads (pipelined_grid in ring_config.h); each
+// thread's last output must equal that of the same call made alone.
+void check_pipelined_from_two_threads() {
+  using T = __nv_bfloat16;
+  constexpr int kLaunchesPerThread = 200;
+  const int64_t rows = 64;
+  struct Job {
+    int64_t n;
+    common::DeviceBuffer<T> x, y;
+    std::vector<T> alone;
+    cudaStream_t stream = nullptr;
+    std::exception_ptr error;
+  };
+  std::vector<Job> jobs;
+  for (int64_t n : {int64_t{12288}, int64_t{16384}}) {
+    if (!normalization::pipelined_available<T>(n, false)) return;
+    const auto elements = static_cast<size_t>(rows * n);
+    Job job{n,
+            common::DeviceBuffer<T>(
+                common::gen::uniform_as<T>(elements, static_cast<uint64_t>(500 + n), -2.0f, 2.0f)),
+            common::DeviceBuffer<T>(elements),
+            {},
+            nullptr,
+            nullptr};
+    normalization::layernorm<T>(LayerNormVersion::Pipelined, job.x.data(), nullptr, nullptr,
+                                job.y.data(), nullptr, nullptr, rows, n, 1e-5f);
+    job.alone = job.y.download();
+    job.y.fill_bytes(common::kPoisonByte);
+    CUDA_CHECK(cudaStreamCreateWithFlags(&job.stream, cudaStreamNonBlocking));
+    jobs.push_back(std::move(job));
+  }
+  std::vector<std::thread> threads;
+  for (Job& job : jobs) {
+    threads.emplace_back([&job] {
+      try {
+        for (int i = 0; i < kLaunchesPerThread; ++i)
+          normalization::layernorm<T>(LayerNormVersion::Pipelined, job.x.data(), nullptr, nullptr,
+                                      job.y.data(), nullptr, nullptr, rows, job.n, 1e-5f,
+                                      job.stream);
+        CUDA_CHECK(cudaStreamSynchronize(job.stream));
+      } catch (...) {
+        job.error = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& t : threads)
+    t.join();
+  for (Job& job : jobs) {
+    CUDA_CHECK(cudaStreamDestroy(job.stream));
+    INFO("bf16 layernorm_4_pipelined, " << rows << " x " << job.n << ", two host threads");
+    if (job.error) std::rethrow_exception(job.error);  // Catch reports it, with its message
+    const std::vector<T> together = job.y.download();
+    REQUIRE(std::memcmp(together.data(), job.alone.data(), together.size() * sizeof(T)) == 0);
+  }
+}
+
 TEST_CASE("pipelined: rows streamed through a shared-memory ring by the copy engine",
           "[ch10_norm][pipelined][sm90]") {
   INFO("fill TODO 10 in ch10_norm/row_ring.cuh (it runs TODOs 4 to 7 on the rows it brings)");
@@ -337,6 +398,7 @@ TEST_CASE("pipelined: rows streamed through a shared-memory ring by the copy eng
   check_pipelined_versions<float>();
   check_pipelined_versions<__half>();
   check_pipelined_versions<__nv_bfloat16>();
+  check_pipelined_from_two_threads();
 }
 
 TEST_CASE("reread: statistics in batches, the row read again from cache to normalize",
