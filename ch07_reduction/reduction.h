@@ -7,6 +7,10 @@
 // The empty input sums to 0 and has maximum -inf; the maximum propagates NaN.
 // Every call validates its arguments (std::invalid_argument) and checks its launches
 // (common::CudaError).
+// Calls are asynchronous: they enqueue their kernels on `stream` and return without waiting.
+// Host threads may call at once, each with a workspace of its own. A launch is checked with
+// cudaGetLastError, which also returns an error an earlier CUDA call of the same thread left
+// pending: a common::CudaError may report that error rather than this call's.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -45,9 +49,11 @@ FinalLaunch final_float_sum_launch(int64_t n);
 
 // Scratch memory a version needs for n elements. Allocate it once, 4-byte aligned (as
 // cudaMalloc's memory is) and zero-filled (the final version keeps a counter there that each
-// launch returns to zero); reuse it for every call with at most that many elements, one call at
-// a time. Pass its size as workspace_size: a call refuses a workspace smaller than it needs, or
-// one that overlaps x or out. Version 1 needs none (workspace may be null, workspace_size 0).
+// launch returns to zero); reuse it for every call with at most that many elements. Calls that
+// share it must run one after another on the GPU (one stream, or streams ordered by events): two
+// grids at once would both count in that counter. Pass its size as workspace_size: a call refuses a
+// workspace smaller than it needs, or one that overlaps x or out. Version 1 needs none (workspace
+// may be null, workspace_size 0).
 size_t workspace_bytes(Version v, int64_t n);
 
 // out[0] = x[0] + ... + x[n-1] with the given version. Versions 1 to 6 take float input only.

@@ -21,6 +21,10 @@
 // overlap of y with x, any overlap of the fused add's residual with x or y, of mean or rstd with
 // any buffer, and of γ or β with y or the residual, is rejected. Every call validates its arguments
 // (std::invalid_argument) and checks its launches (common::CudaError).
+// Calls are asynchronous: they enqueue their kernels on `stream` and return without waiting.
+// Host threads may call at once. A launch is checked with cudaGetLastError, which also
+// returns an error an earlier CUDA call of the same thread left pending: a common::CudaError
+// may report that error rather than this call's.
 #pragma once
 
 #include <cuda_bf16.h>

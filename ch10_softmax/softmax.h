@@ -17,7 +17,11 @@
 //   - in place (y == x, dx == y or dx == dy) is supported: every element is read before it is
 //     written, by the thread that writes it. Partially overlapping buffers are rejected.
 // Every call validates its arguments (std::invalid_argument with the reason) and checks its
-// launches (common::CudaError). Launches are asynchronous on `stream`.
+// launches (common::CudaError).
+// Calls are asynchronous: they enqueue their kernels on `stream` and return without waiting.
+// Host threads may call at once. A launch is checked with cudaGetLastError, which also
+// returns an error an earlier CUDA call of the same thread left pending: a common::CudaError
+// may report that error rather than this call's.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -12,6 +12,10 @@
 // Pointers may start at any element (no 16-byte alignment needed), not between two elements; no
 // two of x and the outputs may share memory. Calls validate their arguments
 // (std::invalid_argument) and check their launches (common::CudaError).
+// Calls are asynchronous: they enqueue their kernels on `stream` and return without waiting.
+// Host threads may call at once, each with a workspace of its own. A launch is checked with
+// cudaGetLastError, which also returns an error an earlier CUDA call of the same thread left
+// pending: a common::CudaError may report that error rather than this call's.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -53,15 +57,15 @@ constexpr int kMaxChunks = 1024;
 
 // Scratch memory for `chunks` blocks per row (0: the count split_chunks chooses), 8-byte
 // aligned (as cudaMalloc's pointers are). Allocate it once, zero-filled: it holds per-row counters
-// that every launch returns to zero. Reuse it for calls of the same M, k and chunks, one call at a
-// time; zero it again before a call with another shape (that call's counters may lie where the
-// previous layout kept candidates).
-// The sizes and k are checked as a launch checks them (k <= kMaxK).
-// Each launcher below takes the workspace with its size in bytes, workspace_size. A launch that
-// splits rows refuses (std::invalid_argument) a null workspace, one smaller than
-// workspace_bytes(M, N, k, chunks) for the chunks it runs, one not 8-byte aligned, and one whose
-// first workspace_bytes(M, N, k, chunks) bytes share memory with x or an output. A launch that
-// needs none (one block per row: versions 1, 2, 3 and 4b) takes any, nullptr and 0 included.
+// that every launch returns to zero. Reuse it for calls of the same M, k and chunks that run one
+// after another on the GPU (one stream, or streams ordered by events: two grids at once would
+// both count in the counters); zero it again before a call with another shape (that call's counters
+// may lie where the previous layout kept candidates). The sizes and k are checked as a launch
+// checks them (k <= kMaxK). Each launcher below takes the workspace with its size in bytes,
+// workspace_size. A launch that splits rows refuses (std::invalid_argument) a null workspace, one
+// smaller than workspace_bytes(M, N, k, chunks) for the chunks it runs, one not 8-byte aligned, and
+// one whose first workspace_bytes(M, N, k, chunks) bytes share memory with x or an output. A launch
+// that needs none (one block per row: versions 1, 2, 3 and 4b) takes any, nullptr and 0 included.
 size_t workspace_bytes(int64_t M, int64_t N, int k, int chunks = 0);
 
 // One version. SplitRow uses split_chunks(M, N) blocks per row. workspace_size: the bytes at
