@@ -199,6 +199,7 @@ TEST_CASE("v7: the result is bitwise identical on every run", "[ch07_reduction][
 
 TEST_CASE("v7: more than 2^31 elements (bf16, 4 GiB)", "[ch07_reduction][final][large]") {
   const size_t n = (size_t{1} << 31) + 77;
+  SKIP_UNLESS_FREE_GPU_MEMORY(n * sizeof(__nv_bfloat16));
   // Positive values, and 10^6 at the 77 indices from 2^31 on: together 7 % of the sum, far
   // beyond the bound (0.1 % of the sum on a GPU of 132 SMs), so that a kernel that skips or
   // repeats the elements past 2^31 fails, and so does one that skips or repeats a larger region.
@@ -212,6 +213,7 @@ TEST_CASE("v7: more than 2^31 elements (bf16, 4 GiB)", "[ch07_reduction][final][
 TEST_CASE("v5, v6: more than 2^31 elements (float, 8 GiB)",
           "[ch07_reduction][first_add][warp_shuffle][large]") {
   const size_t n = (size_t{1} << 31) + 77;
+  SKIP_UNLESS_FREE_GPU_MEMORY(n * sizeof(float));
   // As the test of the final version above: 10^6 at the 77 indices from 2^31 on, 7 % of the sum.
   // A signed 32-bit grid-stride index overflows before it gets there (an unsigned one would not
   // wrap below 2^32, which this size does not reach).

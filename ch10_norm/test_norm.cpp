@@ -764,6 +764,7 @@ TEST_CASE("the bf16 dispatchers handle M * N beyond 2^31 elements (64-bit offset
   INFO("fill TODOs 8 and 9 in ch10_norm/dispatch.cu; offsets must be computed in 64 bits");
   const int64_t n = 8192;
   const int64_t rows = (int64_t{1} << 31) / n + 3;  // M·N = 2^31 + 3·8192
+  SKIP_UNLESS_FREE_GPU_MEMORY(2 * rows * n * sizeof(__nv_bfloat16));  // x and y
   REQUIRE_CHECK(check::check_layernorm_huge<__nv_bfloat16>(
       "layernorm_dispatch bf16", layernorm_run<__nv_bfloat16>(LayerNormVersion::Dispatch), rows,
       n));

@@ -68,6 +68,12 @@ bool has_sm90_features() {
   return sm90_features_missing().empty();
 }
 
+size_t free_device_memory() {
+  size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return free_bytes;
+}
+
 std::string device_description() {
   const cudaDeviceProp& p = device_properties();
   std::ostringstream s;

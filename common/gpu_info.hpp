@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,6 +45,9 @@ int64_t resident_blocks(int threads, int registers);
 // `rows`), `bytes_per_row` each, fit in L2: the test of every kernel that reads its rows a
 // second time from cache.
 bool rows_in_flight_fit_l2(int64_t rows, int64_t bytes_per_row, int threads, int registers);
+
+// Bytes of device memory free now (cudaMemGetInfo): what a test that needs gigabytes asks first.
+size_t free_device_memory();
 
 // "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 50 MiB L2)"
 std::string device_description();
