@@ -194,7 +194,7 @@ __global__ void __launch_bounds__(kThreads,
   const RowLayout<T> layout = row_layout<T, kAligned>(n, x_row, y_row, gamma, beta, nullptr);
   const int rank = static_cast<int>(threadIdx.x);
   const int batches = batch_count<kBatchPacks>(layout);
-  // TODO 11 (about 30 lines; checked by [ch10_norm][reread]):
+  // TODO 11 (about 35 lines; checked by [ch10_norm][reread]):
   //   First pass, b = 0 .. batches − 1: part = batch_layout<T, kBatchPacks>(layout, b);
   //   load_row(slice, x_row, part, rank, kThreads) into a RowSlice<T, kPacks>; the thread holds
   //   count = held_elements<kPacks>(part, rank, kThreads) of them (skip the batch if 0); their

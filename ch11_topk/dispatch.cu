@@ -77,15 +77,16 @@ Plan choose_plan(int64_t M, int64_t N, int k, int elem_bytes) {
   check_shape(__func__, M, N, k, kMaxK);
   check_elem_bytes(__func__, elem_bytes);
   // TODO 6 (about 10 lines; checked by [ch11_topk][dispatch]):
-  //   Choose the version for this problem; the plan must be valid for every 1 <= k <= 1024 and
-  //   its chunks must not exceed split_chunks(M, N) (the dispatcher's workspace is sized by
-  //   it). What the benchmark shows: the filter kernels (RadixSelect, SplitRow) read the input
+  //   Choose the version for this problem; the plan must be valid for every 1 <= k <= 1024. A
+  //   SplitRow plan names its blocks per row, from 1 to split_chunks(M, N) (the dispatcher's
+  //   workspace is sized by it; split_chunks itself is the rule); the other versions ignore
+  //   them. What the benchmark shows: the filter kernels (RadixSelect, SplitRow) read the input
   //   once at close to copy bandwidth for every k; a row split pays off whenever M rows alone
   //   cannot fill the GPU (split_chunks > 1); among splits, version 4b (ClusterRow, given code)
   //   is faster for up to 16 rows wherever supports() allows it, except for k > 128 on rows
   //   of N < 64 * k elements (its bounds then let too many candidates through); the per-thread
-  //   queue wins only where a row is too short for the filter's tiles to matter (N of a few
-  //   hundred) and k is small.
+  //   queue wins only where a row is too short for the filter's tiles to matter (N <= 512) and
+  //   k is small (k <= 8).
   // BEGIN TODO 6
   (void)M;
   (void)N;

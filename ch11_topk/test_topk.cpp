@@ -1,5 +1,5 @@
 // GPU tests of the chapter's kernels, built twice: against the skeleton (the student's build)
-// and against the solution. One TEST_CASE per TODO; each names the TODO to fill. The argument
+// and against the solution. A TEST_CASE or two per TODO; each names the TODO to fill. The argument
 // test, tagged [given], checks code the chapter gives; [sm90]: before sm_90 the test only checks
 // that the version refuses.
 #include "check.h"

@@ -41,7 +41,8 @@ const char* version_name(Version v);
 int max_k(Version v);  // the largest k a version supports (1024 for the final paths)
 constexpr int kMaxK = 1024;
 
-// How the dispatcher runs a problem: a version and, for SplitRow, the blocks per row.
+// How the dispatcher runs a problem: a version and, for SplitRow, the blocks per row (1 to
+// split_chunks(M, N); the other versions ignore them).
 struct Plan {
   Version version;
   int chunks;

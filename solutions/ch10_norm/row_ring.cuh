@@ -80,7 +80,7 @@ __device__ __forceinline__ void for_each_row_pipelined(const T* const (&inputs)[
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const RowLayout<T> layout = layout_of(row);
     RowSlice<T, kPacks> slices[kInputs];
-    // TODO 10 (about 14 lines; checked by [ch10_norm][pipelined]):
+    // TODO 10 (about 20 lines; checked by [ch10_norm][pipelined]):
     //   Wait for this stage's copy: common::mbarrier_wait(&full[stage], phase). Fill
     //   slices[i] for every input: load_row_shared(slices[i], buffer(stage, i), row_i, layout,
     //   threadIdx.x, blockDim.x) with row_i = inputs[i] + row · n when layout.vectorized, else

@@ -742,7 +742,7 @@ __global__ void __launch_bounds__(kFilterThreads, COMMON_TUNED_MIN_BLOCKS(Config
   if (chunks > 1) {
     // TODO 4 (about 22 lines; checked by [ch11_topk][split_row]):
     //   Publish this chunk's result and let the last block of the row merge.
-    //   1. Write buffer[0, n) (finish() left it sorted descending) to
+    //   1. Write filter.buffer[0, n) (finish() left it sorted descending) to
     //      ws.candidates + (row_id * chunks + chunk) * k and fill the rest of the k slots with
     //      kEmptySlot; with kSoftmax, thread 0 writes `state` to ws.states[row_id * chunks +
     //      chunk].
