@@ -329,7 +329,7 @@ void check_pipelined_from_two_threads() {
   };
   std::vector<Job> jobs;
   for (int64_t n : {int64_t{12288}, int64_t{16384}}) {
-    if (!normalization::pipelined_available<T>(n, false)) return;
+    REQUIRE(normalization::pipelined_available<T>(n, false));
     const auto elements = static_cast<size_t>(rows * n);
     Job job{n,
             common::DeviceBuffer<T>(
@@ -398,6 +398,16 @@ TEST_CASE("pipelined: rows streamed through a shared-memory ring by the copy eng
   check_pipelined_versions<float>();
   check_pipelined_versions<__half>();
   check_pipelined_versions<__nv_bfloat16>();
+}
+
+TEST_CASE("pipelined: two host threads launch one kernel with rings of different sizes",
+          "[ch10_norm][pipelined][threads][sm90]") {
+  INFO("fill TODO 10 in ch10_norm/row_ring.cuh (it runs TODOs 4 to 7 on the rows it brings)");
+  if (!normalization::pipelined_available<__nv_bfloat16>(16384, false)) {
+    // Only before sm_90, where the test above checks the refusal: on sm_90 both rows fit.
+    REQUIRE_FALSE(common::has_sm90_features());
+    return;
+  }
   check_pipelined_from_two_threads();
 }
 
