@@ -324,10 +324,25 @@ void check_pipelined_from_two_threads() {
     int64_t n;
     common::DeviceBuffer<T> x, y;
     std::vector<T> alone;
-    cudaStream_t stream = nullptr;
     std::exception_ptr error;
   };
   std::vector<Job> jobs;
+  // Streams and threads are released however the test ends, the threads joined first (they are
+  // declared last) and the jobs' buffers freed last.
+  struct Streams {
+    cudaStream_t s[2] = {nullptr, nullptr};
+    ~Streams() {
+      for (cudaStream_t stream : s)
+        if (stream != nullptr) cudaStreamDestroy(stream);
+    }
+  } streams;
+  struct Threads {
+    std::vector<std::thread> t;
+    ~Threads() {
+      for (std::thread& thread : t)
+        if (thread.joinable()) thread.join();
+    }
+  } threads;
   for (int64_t n : {int64_t{12288}, int64_t{16384}}) {
     REQUIRE(normalization::pipelined_available<T>(n, false));
     const auto elements = static_cast<size_t>(rows * n);
@@ -336,33 +351,35 @@ void check_pipelined_from_two_threads() {
                 common::gen::uniform_as<T>(elements, static_cast<uint64_t>(500 + n), -2.0f, 2.0f)),
             common::DeviceBuffer<T>(elements),
             {},
-            nullptr,
             nullptr};
+    job.y.fill_bytes(common::kPoisonByte);
     normalization::layernorm<T>(LayerNormVersion::Pipelined, job.x.data(), nullptr, nullptr,
                                 job.y.data(), nullptr, nullptr, rows, n, 1e-5f);
     job.alone = job.y.download();
+    INFO("bf16 layernorm_4_pipelined, " << rows << " x " << n << ", alone");
+    REQUIRE(common::first_unwritten(job.alone) == -1);
     job.y.fill_bytes(common::kPoisonByte);
-    CUDA_CHECK(cudaStreamCreateWithFlags(&job.stream, cudaStreamNonBlocking));
     jobs.push_back(std::move(job));
   }
-  std::vector<std::thread> threads;
-  for (Job& job : jobs) {
-    threads.emplace_back([&job] {
+  for (cudaStream_t& stream : streams.s)
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  // The poison is in place before either stream, which does not wait for the default one, runs.
+  CUDA_CHECK(cudaDeviceSynchronize());
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    threads.t.emplace_back([&job = jobs[j], stream = streams.s[j]] {
       try {
         for (int i = 0; i < kLaunchesPerThread; ++i)
           normalization::layernorm<T>(LayerNormVersion::Pipelined, job.x.data(), nullptr, nullptr,
-                                      job.y.data(), nullptr, nullptr, rows, job.n, 1e-5f,
-                                      job.stream);
-        CUDA_CHECK(cudaStreamSynchronize(job.stream));
+                                      job.y.data(), nullptr, nullptr, rows, job.n, 1e-5f, stream);
+        CUDA_CHECK(cudaStreamSynchronize(stream));
       } catch (...) {
         job.error = std::current_exception();
       }
     });
   }
-  for (std::thread& t : threads)
+  for (std::thread& t : threads.t)
     t.join();
   for (Job& job : jobs) {
-    CUDA_CHECK(cudaStreamDestroy(job.stream));
     INFO("bf16 layernorm_4_pipelined, " << rows << " x " << job.n << ", two host threads");
     if (job.error) std::rethrow_exception(job.error);  // Catch reports it, with its message
     const std::vector<T> together = job.y.download();

@@ -16,7 +16,8 @@
 # Logs go to ./gpu-logs; when $OUT names a folder, the logs are also packed into
 # $OUT/gpu-logs.tgz, with the benchmark tables beside it. BUILD_DIR picks the build folder
 # (default build-gpu). SANITIZE lists the chapters for step 3 (default: all of them), and
-# SANITIZE_TESTS the Catch2 test spec they run (default "~[large]"). ARCHS sets
+# SANITIZE_TESTS the Catch2 test spec they run, in tags (default "~[large]"; racecheck appends
+# ~[threads] to each alternative, which a test name would swallow). ARCHS sets
 # CMAKE_CUDA_ARCHITECTURES (default: CUDAARCHS when set, else the GPU's own); ARCHS=80 on a Hopper
 # GPU runs the pre-Hopper code paths, from the compute_80 PTX the driver compiles at load time.
 #   tools/gpu_check.sh ch07_reduction
@@ -62,12 +63,17 @@ for ch in ${SANITIZE:-${chapters[@]}}; do
   exe=$(find "$build/solutions/$ch" -maxdepth 1 -name "${ch}_solution_tests" -type f)
   for tool in memcheck racecheck; do
     spec=${SANITIZE_TESTS:-~[large]}
-    [ "$tool" = racecheck ] && spec="$spec~[threads]"
-    if compute-sanitizer --tool "$tool" --error-exitcode 9 "$exe" "$spec" \
-        >"$out/sanitizer_${tool}_${ch}.log" 2>&1; then
-      echo "$ch $tool: clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer_${tool}_${ch}.log" | tail -1))"
+    # Every alternative (a,b) of the spec leaves [threads] out.
+    [ "$tool" = racecheck ] && spec="${spec//,/~[threads],}~[threads]"
+    log="$out/sanitizer_${tool}_${ch}.log"
+    if compute-sanitizer --tool "$tool" --error-exitcode 9 "$exe" "$spec" >"$log" 2>&1 \
+        && ! grep -q "No test cases matched" "$log"; then
+      echo "$ch $tool: clean ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1))"
+    elif grep -q "No test cases matched" "$log"; then
+      echo "$ch $tool: FAILED, no test matches \"$spec\""
+      status=1
     else
-      echo "$ch $tool: FAILED"; grep -E "=====|FAILED|failed" "$out/sanitizer_${tool}_${ch}.log" | head -15
+      echo "$ch $tool: FAILED"; grep -E "=====|FAILED|failed" "$log" | head -15
       status=1
     fi
   done
