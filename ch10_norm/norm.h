@@ -22,9 +22,9 @@
 // any buffer, and of γ or β with y or the residual, is rejected. Every call validates its arguments
 // (std::invalid_argument) and checks its launches (common::CudaError).
 // Calls are asynchronous: they enqueue their kernels on `stream` and return without waiting.
-// Host threads may call at once. A launch is checked with cudaGetLastError, which also
-// returns an error an earlier CUDA call of the same thread left pending: a common::CudaError
-// may report that error rather than this call's.
+// Host threads may call at once, on the one device the chapters serve (README). A launch is
+// checked with cudaGetLastError, which also returns an error an earlier CUDA call of the same
+// thread left pending: a common::CudaError may report that error rather than this call's.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -13,9 +13,10 @@
 // two of x and the outputs may share memory. Calls validate their arguments
 // (std::invalid_argument) and check their launches (common::CudaError).
 // Calls are asynchronous: they enqueue their kernels on `stream` and return without waiting.
-// Host threads may call at once, each with a workspace of its own. A launch is checked with
-// cudaGetLastError, which also returns an error an earlier CUDA call of the same thread left
-// pending: a common::CudaError may report that error rather than this call's.
+// Host threads may call at once, each with a workspace of its own, on the one device
+// the chapters serve (README). A launch is checked with cudaGetLastError, which also returns an
+// error an earlier CUDA call of the same thread left pending: a common::CudaError may report that
+// error rather than this call's.
 #pragma once
 
 #include <cuda_bf16.h>

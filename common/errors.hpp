@@ -42,8 +42,8 @@ inline void cuda_check(cudaError_t code, const char* call, const char* file, int
 
 // After every kernel launch: catches bad launch configurations at once. Errors raised while the
 // kernel runs surface at the next synchronizing call, which is checked too. cudaGetLastError also
-// returns (and clears) an error that an earlier call of this thread left pending, so that error
-// is reported here, as in any <<<>>> launch check.
+// returns (and, unless it is sticky, clears) an error that an earlier call of this thread left
+// pending, so that error is reported here, as in any <<<>>> launch check.
 #define CUDA_CHECK_LAUNCH() ::common::cuda_check(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)
 
 // Argument validation in launchers: CHECK_ARG(n >= 0, "n must be >= 0, got " << n);
