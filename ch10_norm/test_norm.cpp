@@ -7,6 +7,7 @@
 #include "norm.h"
 
 #include "common/catch_compat.hpp"
+#include "common/compare.hpp"
 #include "common/data_gen.hpp"
 #include "common/device_buffer.hpp"
 #include "common/dtype.hpp"
@@ -15,7 +16,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <exception>
 #include <stdexcept>
 #include <string>
@@ -343,6 +343,10 @@ void check_pipelined_from_two_threads() {
         if (thread.joinable()) thread.join();
     }
   } threads;
+  auto launch = [rows](Job& job, cudaStream_t stream) {
+    normalization::layernorm<T>(LayerNormVersion::Pipelined, job.x.data(), nullptr, nullptr,
+                                job.y.data(), nullptr, nullptr, rows, job.n, 1e-5f, stream);
+  };
   for (int64_t n : {int64_t{12288}, int64_t{16384}}) {
     REQUIRE(normalization::pipelined_available<T>(n, false));
     const auto elements = static_cast<size_t>(rows * n);
@@ -353,8 +357,7 @@ void check_pipelined_from_two_threads() {
             {},
             nullptr};
     job.y.fill_bytes(common::kPoisonByte);
-    normalization::layernorm<T>(LayerNormVersion::Pipelined, job.x.data(), nullptr, nullptr,
-                                job.y.data(), nullptr, nullptr, rows, n, 1e-5f);
+    launch(job, nullptr);
     job.alone = job.y.download();
     INFO("bf16 layernorm_4_pipelined, " << rows << " x " << n << ", alone");
     REQUIRE(common::first_unwritten(job.alone) == -1);
@@ -366,11 +369,10 @@ void check_pipelined_from_two_threads() {
   // The poison is in place before either stream, which does not wait for the default one, runs.
   CUDA_CHECK(cudaDeviceSynchronize());
   for (size_t j = 0; j < jobs.size(); ++j) {
-    threads.t.emplace_back([&job = jobs[j], stream = streams.s[j]] {
+    threads.t.emplace_back([&launch, &job = jobs[j], stream = streams.s[j]] {
       try {
         for (int i = 0; i < kLaunchesPerThread; ++i)
-          normalization::layernorm<T>(LayerNormVersion::Pipelined, job.x.data(), nullptr, nullptr,
-                                      job.y.data(), nullptr, nullptr, rows, job.n, 1e-5f, stream);
+          launch(job, stream);
         CUDA_CHECK(cudaStreamSynchronize(stream));
       } catch (...) {
         job.error = std::current_exception();
@@ -380,10 +382,11 @@ void check_pipelined_from_two_threads() {
   for (std::thread& t : threads.t)
     t.join();
   for (Job& job : jobs) {
-    INFO("bf16 layernorm_4_pipelined, " << rows << " x " << job.n << ", two host threads");
+    const std::string name = "bf16 layernorm_4_pipelined, " + std::to_string(rows) + " x " +
+                             std::to_string(job.n) + ", two host threads";
+    INFO(name);
     if (job.error) std::rethrow_exception(job.error);  // Catch reports it, with its message
-    const std::vector<T> together = job.y.download();
-    REQUIRE(std::memcmp(together.data(), job.alone.data(), together.size() * sizeof(T)) == 0);
+    REQUIRE_CHECK(common::check_same_bits(job.y.download(), job.alone, name));
   }
 }
 
