@@ -222,8 +222,9 @@ __global__ void __launch_bounds__(kFinalBlock)
   for (int k = 0; k < kLoadsInFlight; ++k) acc[k] = identity;
 
   // TODO 7a (about 10 lines; checked by [ch07_reduction][final]):
-  //   Grid-stride over the packs of `body`, kLoadsInFlight packs per step: pack indices i,
-  //   i + threads, i + 2 * threads, ... First load every one of them that is < packs
+  //   Grid-stride over the packs of `body`, kLoadsInFlight packs per step: i starts at `thread`
+  //   and steps by kLoadsInFlight * threads while i < packs; a step's packs are i + k * threads
+  //   for k < kLoadsInFlight. First load every one of them that is < packs
   //   (common::load_pack_streaming(body + index * kPack)), then fold each into its own acc[k]
   //   with accumulate(). All loads of a step are issued before the first is used, including in
   //   the last, partial step: finishing the leftovers one pack at a time would wait for one
@@ -263,7 +264,8 @@ __global__ void __launch_bounds__(kFinalBlock)
   //     is_last_block = done.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
   //   The release half publishes the store before the count goes up; the acquire half lets the
   //   last block see every other block's store. __syncthreads(). In the last block only: each
-  //   thread folds block_results[b] for b = threadIdx.x, threadIdx.x + blockDim.x, ... (read with
+  //   thread folds, starting from `identity` (threads past the last block contribute only it),
+  //   block_results[b] for b = threadIdx.x, threadIdx.x + blockDim.x, ... (read with
   //   __ldcg, through L2), common::block_reduce(), and thread 0 writes out[0] and resets
   //   *blocks_done to 0 for the next launch. Reading the results in block order, not in the
   //   order blocks finish, is what makes the result the same on every run.

@@ -127,11 +127,14 @@ __global__ void __launch_bounds__(max_threads_for(kPacks))
     //   backward_warp_kernel above does this for a group of lanes; do it for a block and a
     //   cluster, the way version 5/6 does the forward:
     //   (a) window w = first + threadIdx.x + k * blockDim.x (int; k < kPacks, #pragma unroll) of
-    //       y and of dy into y_cache[k] / dy_cache[k] when w < end (else fill_pack(T{}): zero adds
-    //       nothing to the dot product); dy uses dy_vector_ok; the thread's window_dot;
+    //       y and of dy into y_cache[k] / dy_cache[k] when w < end: load_window(y + offset, cols,
+    //       layout, w, T{}, true), and the same for dy with dy_vector_ok (fill T{}, not -inf:
+    //       padding must add nothing to the dot product); else fill_pack(T{}); the thread's
+    //       window_dot;
     //   (b) the row's dot product: common::block_reduce(dot, common::Sum{}, 0.0f), then, when
     //       gridDim.x > 1, cluster_reduce(dot, common::Sum{}, 0.0f, token) over the row's blocks;
-    //   (c) store backward_window(y_cache[k], dy_cache[k], dot) to window w of dx when w < end.
+    //   (c) when w < end, store_window(dx + offset, cols, layout, w, backward_window(y_cache[k],
+    //       dy_cache[k], dot), dx_vector_ok): dx may sit at another alignment than y.
     // BEGIN TODO 9
     float dot = 0.0f;
 #pragma unroll
