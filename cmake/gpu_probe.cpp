@@ -1,5 +1,7 @@
 // Run once at configure time (cmake/ReportGpu.cmake): asks the CUDA runtime, as the GPU tests
 // will, whether a device is usable, and prints its name or the runtime's reason.
+#include "../common/no_gpu_reason.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -8,7 +10,7 @@ int main() {
   int count = 0;
   const cudaError_t error = cudaGetDeviceCount(&count);
   if (error != cudaSuccess) {
-    std::printf("%s", cudaGetErrorString(error));
+    std::printf("%s", common::no_gpu_reason(error).c_str());
     return 1;
   }
   if (count == 0) {

@@ -1,6 +1,7 @@
 #include "gpu_info.hpp"
 
 #include "errors.hpp"
+#include "no_gpu_reason.hpp"
 
 #include <sstream>
 
@@ -11,8 +12,7 @@ std::optional<std::string> gpu_unavailable_reason() {
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
     cudaGetLastError();  // clear the sticky error so later calls do not inherit it
-    return std::string("no usable CUDA device: ") + cudaGetErrorName(err) + " (" +
-           cudaGetErrorString(err) + ")";
+    return "no usable CUDA device: " + no_gpu_reason(err);
   }
   if (count == 0) return std::string("no CUDA device found");
   return std::nullopt;
