@@ -16,14 +16,15 @@ inline std::string no_gpu_reason(cudaError_t error) {
     // The runtime says this both where the driver is too old and where there is none at all,
     // the usual case on a machine without a GPU; the driver's version tells them apart.
     int driver = 0;
-    cudaDriverGetVersion(&driver);
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) return reason;
     const auto version = [](int v) {
       return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
     };
-    reason += driver == 0 ? ": no NVIDIA driver is installed"
-                          : ": the NVIDIA driver supports CUDA " + version(driver) +
-                                ", older than the CUDA " + version(CUDART_VERSION) +
-                                " runtime this program was built with";
+    if (driver == 0)
+      reason += ": no NVIDIA driver is installed";
+    else if (driver < CUDART_VERSION)
+      reason += ": the NVIDIA driver supports CUDA " + version(driver) + ", older than the CUDA " +
+                version(CUDART_VERSION) + " runtime this program was built with";
   }
   return reason;
 }

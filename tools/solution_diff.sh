@@ -11,7 +11,8 @@ differ=(diff)
 command -v git >/dev/null && differ=(git diff --no-index)
 find "solutions/$chapter" -type f | sort | while read -r solution; do
   skeleton=${solution#solutions/}
+  [ -f "$skeleton" ] || { echo "no skeleton for $solution" >&2; exit 2; }
   # One line of context: each hunk is framed by its BEGIN TODO / END TODO markers. Both tools
-  # exit 1 when the files differ, as they do; anything else is an error.
+  # exit 1 when the files differ, as they do (git also on some errors: hence the check above).
   "${differ[@]}" --unified=1 -- "$skeleton" "$solution" || { rc=$?; [ $rc -eq 1 ] || exit $rc; }
 done
