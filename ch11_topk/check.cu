@@ -87,7 +87,7 @@ common::CheckResult check_workspace_guards(const std::string& where) {
 
 }  // namespace
 
-void* workspace(size_t bytes) {
+Workspace workspace(size_t bytes) {
   SharedWorkspace& w = shared_workspace();
   // A launcher that threw before its check looked leaves `handed_out` set: look now, so that a
   // later check that asks for no workspace does not inherit that one's guards.
@@ -98,7 +98,7 @@ void* workspace(size_t bytes) {
   }
   w.buffer->fill_bytes(0);
   w.handed_out = true;
-  return w.buffer->data();
+  return {w.buffer->data(), bytes};
 }
 
 template <typename T>

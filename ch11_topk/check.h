@@ -36,10 +36,15 @@ using SoftmaxTopKLauncher =
 constexpr double kProbRtol = 1e-4;
 constexpr double kProbAtol = 1e-12;
 
-// A device workspace of exactly `bytes`, zero-filled, between guard zones
-// that the checks below look at after the launch: a kernel that writes past the scratch memory
-// workspace_bytes asked for fails there. Kept until a call asks for another size.
-void* workspace(size_t bytes);
+// A device workspace of exactly `bytes`, zero-filled, between guard zones that the checks below
+// look at after the launch: a kernel that writes past the scratch memory workspace_bytes asked
+// for fails there. Kept until a call asks for another size. It comes with its size, which the
+// launchers pass on as workspace_size.
+struct Workspace {
+  void* data;
+  size_t size;
+};
+Workspace workspace(size_t bytes);
 
 // x is [M, N], placed `misalign` elements past a 256-byte boundary, and so are the outputs.
 // `expected` may be given to reuse a reference across versions; otherwise it is computed.

@@ -86,7 +86,7 @@ TEST_CASE("the checks see a write past the workspace the launcher asked for", "[
     auto launch = [strays](const float* in, int64_t m, int64_t n, int k, float* values,
                            int64_t* indices, cudaStream_t stream) {
       const size_t bytes = 64;
-      auto* ws = static_cast<unsigned char*>(topk_check::workspace(bytes));
+      auto* ws = static_cast<unsigned char*>(topk_check::workspace(bytes).data);
       if (strays) CUDA_CHECK(cudaMemsetAsync(ws + bytes, 0, 1, stream));
       wrong_kernels::topk(Flaw::None, in, m, n, k, values, indices, stream);
     };

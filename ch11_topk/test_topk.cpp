@@ -176,9 +176,8 @@ template <typename T>
 Launcher<T> version_launcher(topk::Version v) {
   return [v](const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
              cudaStream_t stream) {
-    const size_t bytes = topk::workspace_bytes(M, N, k);
-    void* ws = topk_check::workspace(bytes);
-    topk::topk(v, x, M, N, k, values, indices, ws, bytes, stream);
+    const auto ws = topk_check::workspace(topk::workspace_bytes(M, N, k));
+    topk::topk(v, x, M, N, k, values, indices, ws.data, ws.size, stream);
   };
 }
 
@@ -186,9 +185,8 @@ template <typename T>
 Launcher<T> split_launcher(int chunks) {
   return [chunks](const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
                   cudaStream_t stream) {
-    const size_t bytes = topk::workspace_bytes(M, N, k, chunks);
-    void* ws = topk_check::workspace(bytes);
-    topk::topk_filtered(x, M, N, k, chunks, values, indices, ws, bytes, stream);
+    const auto ws = topk_check::workspace(topk::workspace_bytes(M, N, k, chunks));
+    topk::topk_filtered(x, M, N, k, chunks, values, indices, ws.data, ws.size, stream);
   };
 }
 
@@ -196,9 +194,8 @@ template <typename T>
 Launcher<T> dispatch_launcher() {
   return [](const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
             cudaStream_t stream) {
-    const size_t bytes = topk::workspace_bytes(M, N, k);
-    void* ws = topk_check::workspace(bytes);
-    topk::topk(x, M, N, k, values, indices, ws, bytes, stream);
+    const auto ws = topk_check::workspace(topk::workspace_bytes(M, N, k));
+    topk::topk(x, M, N, k, values, indices, ws.data, ws.size, stream);
   };
 }
 
@@ -584,9 +581,9 @@ void run_softmax_cases(const std::vector<SoftmaxCase>& cases) {
     const int chunks = c.chunks;
     auto launch = [chunks](const T* in, int64_t M, int64_t N, int k, float temperature,
                            int64_t* indices, float* probs, float* lse, cudaStream_t stream) {
-      const size_t bytes = topk::workspace_bytes(M, N, k, chunks);
-      void* ws = topk_check::workspace(bytes);
-      topk::softmax_topk(in, M, N, k, temperature, chunks, indices, probs, lse, ws, bytes, stream);
+      const auto ws = topk_check::workspace(topk::workspace_bytes(M, N, k, chunks));
+      topk::softmax_topk(in, M, N, k, temperature, chunks, indices, probs, lse, ws.data, ws.size,
+                         stream);
     };
     REQUIRE_CHECK(topk_check::check_softmax_topk<T>(launch, x, c.M, c.N, c.k, c.temperature,
                                                     c.with_lse, c.misalign));
@@ -626,9 +623,9 @@ TEST_CASE("version 5: fused softmax + top-k", "[ch11_topk][softmax_topk]") {
          << chunks << " chunks");
     auto launch = [chunks](const float* in, int64_t M, int64_t N, int k, float temperature,
                            int64_t* indices, float* probs, float* lse, cudaStream_t stream) {
-      const size_t bytes = topk::workspace_bytes(M, N, k, chunks);
-      void* ws = topk_check::workspace(bytes);
-      topk::softmax_topk(in, M, N, k, temperature, chunks, indices, probs, lse, ws, bytes, stream);
+      const auto ws = topk_check::workspace(topk::workspace_bytes(M, N, k, chunks));
+      topk::softmax_topk(in, M, N, k, temperature, chunks, indices, probs, lse, ws.data, ws.size,
+                         stream);
     };
     REQUIRE_CHECK(topk_check::check_softmax_topk<float>(launch, baited_rows(3, 32768, 1, 99), 3,
                                                         32768, 256, 1.0f, true, 0));
