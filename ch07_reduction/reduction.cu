@@ -1,6 +1,7 @@
 // Chapter 7: parallel reduction, from one atomic per element to the copy-bandwidth roofline.
 //
-// Each version is one TODO below; `bench_reduction --versions=<name>` times one of them.
+// Each version is one numbered TODO below (6 in parts a and b, 7 in a, b and c);
+// `bench_reduction --versions=<name>` times one of them.
 //   1 atomic        one atomicAdd per element: correct, but every add queues on one address
 //   2 interleaved   shared-memory tree, interleaved addressing: `tid % (2*s)` leaves most of each
 //                   warp idle and the modulo is slow
@@ -151,8 +152,9 @@ __global__ void sum_warp_shuffle_kernel(const float* in, int64_t n, float* parti
   const float warp_total = warp_sum(thread_sum_grid_stride(in, n));
   // TODO 6b (about 7 lines; checked by [ch07_reduction][warp_shuffle]):
   //   Cross-warp step: declare __shared__ float warp_sums[kWarps]; lane 0 of each warp
-  //   (threadIdx.x % 32 == 0) stores warp_total in warp_sums[threadIdx.x / 32]; __syncthreads(); then warp 0 loads warp_sums[lane] (0.0f for
-  //   lanes >= kWarps), reduces with warp_sum, and thread 0 writes partials[blockIdx.x].
+  //   (threadIdx.x % 32 == 0) stores warp_total in warp_sums[threadIdx.x / 32];
+  //   __syncthreads(); then warp 0 loads warp_sums[lane] (0.0f for lanes >= kWarps), reduces
+  //   with warp_sum, and thread 0 writes partials[blockIdx.x].
   // BEGIN TODO 6b
   (void)warp_total;
   // END TODO 6b
@@ -254,6 +256,11 @@ int final_max_blocks() {
   return sm_count() * (common::device_properties().maxThreadsPerMultiProcessor / kFinalBlock);
 }
 
+// The workspace starts with the final version's counter, alone in its first 256 bytes; the final
+// version's block results and the partials of versions 2 to 6 come after it. A workspace shared
+// by every version so keeps its counter at zero: no partial lands on it.
+constexpr size_t kCounterBytes = 256;
+
 // The final version's workspace: the counter, then one result per block.
 struct FinalWorkspace {
   unsigned* blocks_done;
@@ -261,7 +268,7 @@ struct FinalWorkspace {
 };
 FinalWorkspace final_workspace(void* workspace) {
   auto* base = static_cast<unsigned char*>(workspace);
-  return {reinterpret_cast<unsigned*>(base), reinterpret_cast<float*>(base + 256)};
+  return {reinterpret_cast<unsigned*>(base), reinterpret_cast<float*>(base + kCounterBytes)};
 }
 
 // One wave: as many blocks as can be resident at once, for this instantiation's registers.
@@ -359,13 +366,16 @@ PartialsKernel teaching_kernel(Version v) {
 }
 
 // Versions 2 to 6: each pass leaves one partial per block; the partials ping-pong between the
-// two halves of the workspace until a pass runs as a single block and writes out[0].
+// two halves of the workspace (past the counter) until a pass runs as a single block and writes
+// out[0].
 void sum_in_passes(Version v, const float* x, int64_t n, float* out, void* workspace,
                    cudaStream_t stream) {
   const int64_t first_blocks = teaching_blocks(v, n);
   CHECK_ARG_FOR("sum", first_blocks <= INT_MAX,
                 "n = " << n << " needs more blocks than a grid can hold");
-  float* buffers[2] = {static_cast<float*>(workspace), static_cast<float*>(workspace) + first_blocks};
+  float* const partials_start =
+      reinterpret_cast<float*>(static_cast<unsigned char*>(workspace) + kCounterBytes);
+  float* buffers[2] = {partials_start, partials_start + first_blocks};
   const PartialsKernel kernel = teaching_kernel(v);
   const float* in = x;
   int64_t count = n;
@@ -406,13 +416,14 @@ size_t workspace_bytes(Version v, int64_t n) {
   detail::check_count(__func__, n);
   switch (v) {
     case Version::Atomic: return 0;
-    case Version::Final: return 256 + sizeof(float) * static_cast<size_t>(final_max_blocks());
+    case Version::Final:
+      return kCounterBytes + sizeof(float) * static_cast<size_t>(final_max_blocks());
     case Version::Interleaved:
     case Version::InterleavedStrided:
     case Version::Sequential:
     case Version::FirstAdd:
     case Version::WarpShuffle:
-      return 2 * sizeof(float) * static_cast<size_t>(teaching_blocks(v, n));
+      return kCounterBytes + 2 * sizeof(float) * static_cast<size_t>(teaching_blocks(v, n));
   }
   CHECK_ARG(false, "unknown version " << static_cast<int>(v));
 }

@@ -23,7 +23,8 @@
 
 namespace reduction {
 
-// The chapter's progression; each version is one TODO in reduction.cu.
+// The chapter's progression; each version is one numbered TODO in reduction.cu (6 and 7 in
+// parts).
 enum class Version {
   Atomic = 1,          // 1. one atomicAdd per element
   Interleaved,         // 2. shared-memory tree, interleaved addressing, divergent branch
@@ -50,11 +51,11 @@ FinalLaunch final_float_sum_launch(int64_t n);
 
 // Scratch memory a version needs for n elements. Allocate it once, 4-byte aligned (as
 // cudaMalloc's memory is) and zero-filled (the final version keeps a counter there that each
-// launch returns to zero); reuse it for every call with at most that many elements. Calls that
-// share it must run one after another on the GPU (one stream, or streams ordered by events): two
-// grids at once would both count in that counter. Pass its size as workspace_size: a call refuses a
-// workspace smaller than it needs, or one that overlaps x or out. Version 1 needs none (workspace
-// may be null, workspace_size 0).
+// launch returns to zero, and no other version writes); reuse it for every call, of any version,
+// whose workspace_bytes it covers. Calls that share it must run one after another on the GPU (one
+// stream, or streams ordered by events): two grids at once would both count in that counter.
+// Pass its size as workspace_size: a call refuses a workspace smaller than it needs, or one that
+// overlaps x or out. Version 1 needs none (workspace may be null, workspace_size 0).
 size_t workspace_bytes(Version v, int64_t n);
 
 // out[0] = x[0] + ... + x[n-1] with the given version. Versions 1 to 6 take float input only.

@@ -12,6 +12,7 @@
 #include "common/data_gen.hpp"
 #include "common/device_buffer.hpp"
 #include "common/dtype.hpp"
+#include "common/errors.hpp"
 #include "common/overlap.hpp"
 
 #include <algorithm>
@@ -73,6 +74,42 @@ check::Reduction<float> final_max() {
     reduction::max(x, n, out, ws, ws_size);
   };
   return r;
+}
+
+check::Reduction<float> cub_sum() {
+  check::Reduction<float> r;
+  r.name = "cub::DeviceReduce::Sum";
+  r.workspace_bytes = [](int64_t n) {
+    return cub_baseline::sum(static_cast<const float*>(nullptr), n, nullptr, nullptr, 0);
+  };
+  r.run = [](const float* x, int64_t n, float* out, void* ws, size_t ws_size) {
+    cub_baseline::sum(x, n, out, ws, ws_size);
+  };
+  return r;
+}
+
+check::Reduction<float> cub_max() {
+  check::Reduction<float> r = cub_sum();
+  r.name = "cub::DeviceReduce::Max";
+  r.op = check::Op::Max;
+  r.workspace_bytes = [](int64_t n) {
+    return cub_baseline::max(static_cast<const float*>(nullptr), n, nullptr, nullptr, 0);
+  };
+  r.run = [](const float* x, int64_t n, float* out, void* ws, size_t ws_size) {
+    cub_baseline::max(x, n, out, ws, ws_size);
+  };
+  return r;
+}
+
+// out[0] of one run of r on x, already on the device, with the workspace given: NaN (the poison)
+// if the run left out[0] unwritten.
+float result_of(const check::Reduction<float>& r, const common::DeviceBuffer<float>& x,
+                common::DeviceBuffer<unsigned char>& workspace) {
+  common::DeviceBuffer<float> out(1);
+  out.fill_bytes(0xFF);
+  r.run(x.data(), static_cast<int64_t>(x.size()), out.data(), workspace.data(), workspace.size());
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return out.download()[0];
 }
 
 struct Distribution {
@@ -150,16 +187,28 @@ TEST_CASE("v7: final version, float sum", "[ch07_reduction][final]") {
 TEST_CASE("v7: final version, half and bf16 sums accumulate in float", "[ch07_reduction][final]") {
   const check::Reduction<__half> half_sum = final_sum<__half>();
   const check::Reduction<__nv_bfloat16> bf16_sum = final_sum<__nv_bfloat16>();
+  // Values in [-2, 4): sums far beyond either format's range of exact integers, so a half or bf16
+  // accumulator fails. Mean zero: the bound, relative to sum |x|, is loose against the sum.
+  // Zeros and ones: exact in any order, so one element dropped or added twice fails.
+  const Distribution distributions[] = {
+      {"uniform[-2,4)",
+       [](size_t n, uint64_t s) { return common::gen::uniform(n, s, -2.0f, 4.0f); }, false},
+      {"normal(0,1)", [](size_t n, uint64_t s) { return common::gen::normal(n, s, 0.0f, 1.0f); },
+       true},
+      {"zeros and ones", [](size_t n, uint64_t s) { return common::gen::ties(n, s, 2); }, false},
+  };
   uint64_t seed = 7000;
   for (size_t n : kSizes) {
-    // Values in [-2, 4): exact in both formats' grids after rounding; sums far beyond their range
-    // of exact integers, so a half or bf16 accumulator would fail.
-    const std::vector<float> x = common::gen::uniform(n, ++seed, -2.0f, 4.0f);
-    for (size_t misalign : {0, 1, 2, 3, 5, 7}) {
-      INFO("implemented by TODOs 7a-7c in ch07_reduction/reduction.cu; n = " << n
-                                                                             << ", misalign " << misalign);
-      REQUIRE_CHECK(check::check_reduction(half_sum, common::convert<__half>(x), misalign));
-      REQUIRE_CHECK(check::check_reduction(bf16_sum, common::convert<__nv_bfloat16>(x), misalign));
+    for (const Distribution& d : distributions) {
+      // Rounded to each format's grid here, so the CPU reference sums what the GPU reads.
+      const std::vector<float> x = d.make(n, ++seed);
+      for (size_t misalign : {0, 1, 2, 3, 5, 7}) {
+        INFO("implemented by TODOs 7a-7c in ch07_reduction/reduction.cu; n = "
+             << n << ", data " << d.name << ", misalign " << misalign);
+        REQUIRE_CHECK(check::check_reduction(half_sum, common::convert<__half>(x), misalign));
+        REQUIRE_CHECK(
+            check::check_reduction(bf16_sum, common::convert<__nv_bfloat16>(x), misalign));
+      }
     }
   }
 }
@@ -195,6 +244,61 @@ TEST_CASE("v7: the result is bitwise identical on every run", "[ch07_reduction][
   INFO("TODO 7c: combine the block results in block order, not in the order blocks finish");
   REQUIRE_CHECK(check::check_deterministic(sum_version(Version::Final), x, 20));
   REQUIRE_CHECK(check::check_deterministic(final_max(), x, 5));
+  REQUIRE_CHECK(check::check_deterministic(final_sum<__half>(), common::convert<__half>(x), 5));
+  REQUIRE_CHECK(
+      check::check_deterministic(final_sum<__nv_bfloat16>(), common::convert<__nv_bfloat16>(x), 5));
+}
+
+TEST_CASE("v7: a workspace shared with versions 2 to 6 keeps working", "[ch07_reduction][final]") {
+  // reduction.h lets one zero-filled workspace serve calls of every version. Versions 2 to 6
+  // write partials there; if one landed on the final version's counter, no block would see
+  // itself last and out would never be written.
+  const size_t n = (size_t{1} << 20) + 3;
+  const std::vector<float> x = common::gen::ties(n, 9250, 2);  // an exact sum: no tolerance
+  const float exact = static_cast<float>(cpu_ref::sum(x));
+  size_t bytes = 0;
+  for (Version v : reduction::kAllVersions)
+    bytes = std::max(bytes, reduction::workspace_bytes(v, static_cast<int64_t>(n)));
+  const common::DeviceBuffer<float> d_x(x);
+  common::DeviceBuffer<unsigned char> workspace(bytes);
+  workspace.fill_bytes(0);
+  for (Version v : {Version::Final, Version::Interleaved, Version::Final, Version::FirstAdd,
+                    Version::WarpShuffle, Version::Final}) {
+    INFO(reduction::version_name(v) << " on the workspace the calls before it used (TODO 7c "
+                                    << "returns the counter to zero)");
+    CHECK(result_of(sum_version(v), d_x, workspace) == exact);
+  }
+}
+
+TEST_CASE("v7: agrees bit for bit with cub::DeviceReduce where both are exact",
+          "[ch07_reduction][final]") {
+  // CUB as a second reference on the GPU: a maximum is exact in any order, and so is a sum of
+  // zeros and ones (integers below 2^24), so both must give the CPU reference's value.
+  uint64_t seed = 9260;
+  for (size_t n : kSizes) {
+    if (n == 0) continue;  // CUB's empty maximum is its own convention, not the chapter's
+    std::vector<float> values = common::gen::normal(n, ++seed);
+    common::gen::sprinkle(values, INFINITY, 1, seed);
+    const std::vector<float> ones = common::gen::ties(n, ++seed, 2);
+    const common::DeviceBuffer<float> d_values(values), d_ones(ones);
+    const struct {
+      check::Reduction<float> ours, cub;
+      const common::DeviceBuffer<float>& x;
+      float exact;
+    } cases[] = {
+        {final_max(), cub_max(), d_values, static_cast<float>(cpu_ref::max(values))},
+        {sum_version(Version::Final), cub_sum(), d_ones, static_cast<float>(cpu_ref::sum(ones))},
+    };
+    for (const auto& c : cases) {
+      common::DeviceBuffer<unsigned char> ours_ws(c.ours.workspace_bytes(static_cast<int64_t>(n)));
+      common::DeviceBuffer<unsigned char> cub_ws(
+          std::max<size_t>(c.cub.workspace_bytes(static_cast<int64_t>(n)), 1));
+      ours_ws.fill_bytes(0);
+      INFO(c.ours.name << " against " << c.cub.name << ", n = " << n << " (TODOs 7a-7c)");
+      CHECK(result_of(c.cub, c.x, cub_ws) == c.exact);
+      CHECK(result_of(c.ours, c.x, ours_ws) == c.exact);
+    }
+  }
 }
 
 TEST_CASE("v7: more than 2^31 elements (bf16, 4 GiB)", "[ch07_reduction][final][large]") {
@@ -322,14 +426,7 @@ TEST_CASE("CUB agrees with the CPU reference (the second reference)",
           "[ch07_reduction][cub][given]") {
   for (size_t n : {size_t{1}, size_t{1025}, (size_t{1} << 20) + 3}) {
     const std::vector<float> x = common::gen::normal(n, 9200 + n, 1.0f, 1.0f);
-    check::Reduction<float> cub_sum;
-    cub_sum.name = "cub::DeviceReduce::Sum";
-    cub_sum.workspace_bytes = [](int64_t m) {
-      return cub_baseline::sum(static_cast<const float*>(nullptr), m, nullptr, nullptr, 0);
-    };
-    cub_sum.run = [](const float* d_x, int64_t m, float* out, void* ws, size_t ws_size) {
-      cub_baseline::sum(d_x, m, out, ws, ws_size);
-    };
-    REQUIRE_CHECK(check::check_reduction(cub_sum, x, 0));
+    REQUIRE_CHECK(check::check_reduction(cub_sum(), x, 0));
+    REQUIRE_CHECK(check::check_reduction(cub_max(), x, 0));
   }
 }
