@@ -21,7 +21,8 @@ namespace {
 
 constexpr double kFloatRoundoff = 0x1p-24;
 
-// The smallest step of T near zero: a subnormal output may be off by this much.
+// The floor of every bound of y: half's smallest subnormal, one step of its grid near zero; for
+// float and bf16 the smallest normal float, below which a result may come out flushed to zero.
 template <typename T>
 double tiny() {
   return std::is_same_v<T, __half> ? 0x1p-24 : 0x1p-126;
@@ -401,25 +402,34 @@ std::vector<int64_t> sample_rows(int64_t rows, int64_t n) {
   return sample;
 }
 
+enum class HugeOp { LayerNorm, RmsNorm, AddRmsNorm };
+
 template <typename T>
-common::CheckResult check_huge(
-    const std::string& name, int64_t rows, int64_t n, bool layernorm,
-    const std::function<void(const T*, const T*, const T*, T*, float*, float*)>& run) {
+using HugeRun = std::function<void(const T* x, T* residual, const T* gamma, const T* beta, T* y,
+                                   float* mean, float* rstd)>;
+
+template <typename T>
+common::CheckResult check_huge(const std::string& name, int64_t rows, int64_t n, HugeOp op,
+                               const HugeRun<T>& run) {
   constexpr int64_t kPoolRows = 7;
-  const Problem<T> pool = make_problem<T>(kPoolRows, n, Data::Normal, true, layernorm, false, 99);
-  const Expected e = layernorm ? expect_layernorm(pool) : expect_rmsnorm(pool);
+  const bool layernorm = op == HugeOp::LayerNorm, fused = op == HugeOp::AddRmsNorm;
+  const Problem<T> pool = make_problem<T>(kPoolRows, n, Data::Normal, true, layernorm, fused, 99);
+  const Expected e = layernorm ? expect_layernorm(pool)
+                     : fused   ? expect_add_rmsnorm(pool)
+                               : expect_rmsnorm(pool);
   const auto count = static_cast<size_t>(rows * n);
-  common::GuardedBuffer<T> x(count), y(count);
+  common::GuardedBuffer<T> x(count), y(count), residual(fused ? count : 0);
   common::GuardedBuffer<T> gamma(static_cast<size_t>(n)), beta(static_cast<size_t>(n));
   common::GuardedBuffer<float> mean(static_cast<size_t>(rows)), rstd(static_cast<size_t>(rows));
   tile_rows(x.data(), pool.x, kPoolRows, rows, n);
+  if (fused) tile_rows(residual.data(), pool.residual, kPoolRows, rows, n);
   gamma.upload(pool.gamma);
   if (layernorm) beta.upload(pool.beta);
   y.poison();
   mean.poison();
   rstd.poison();
-  run(x.data(), gamma.data(), layernorm ? beta.data() : nullptr, y.data(),
-      layernorm ? mean.data() : nullptr, rstd.data());
+  run(x.data(), fused ? residual.data() : nullptr, gamma.data(), layernorm ? beta.data() : nullptr,
+      y.data(), layernorm ? mean.data() : nullptr, rstd.data());
   CUDA_CHECK(cudaDeviceSynchronize());
 
   std::ostringstream what_s;
@@ -438,6 +448,19 @@ common::CheckResult check_huge(
                                                  " was modified"));
         break;
       }
+  }
+  // The fused add's residual (x + residual, written back), every row: it held its input before
+  // the run, so a row the kernel skipped differs from x + residual where it is not poisoned.
+  common::CheckResult written_back;
+  if (fused) {
+    written_back = common::check_guards(residual, what + " residual");
+    const std::vector<T> r_all = residual.download();
+    for (int64_t r = 0; r < rows && written_back.ok; ++r) {
+      const int64_t pr = r % kPoolRows;
+      written_back.and_then(compare(r_all.data() + r * n, e.residual.data() + pr * n,
+                                    e.residual_tol.data() + pr * n, static_cast<size_t>(n), n, r,
+                                    what + " residual (x + residual)"));
+    }
   }
   // Every element written (a kernel whose offsets wrap at 2^31 may leave rows untouched), then
   // the sampled rows compared with the pool's reference.
@@ -467,6 +490,7 @@ common::CheckResult check_huge(
       .and_then(common::check_guards(mean, what + " mean"))
       .and_then(common::check_guards(rstd, what + " rstd"))
       .and_then(input)
+      .and_then(written_back)
       .and_then(common::check_unchanged(gamma, pool.gamma, what + " gamma"));
   if (layernorm) result.and_then(common::check_unchanged(beta, pool.beta, what + " beta"));
   return result;
@@ -477,8 +501,8 @@ common::CheckResult check_huge(
 template <typename T>
 common::CheckResult check_layernorm_huge(const std::string& name, const LayerNormRun<T>& run,
                                          int64_t rows, int64_t n) {
-  return check_huge<T>(name, rows, n, true,
-                       [&](const T* x, const T* g, const T* b, T* y, float* mean, float* rstd) {
+  return check_huge<T>(name, rows, n, HugeOp::LayerNorm,
+                       [&](const T* x, T*, const T* g, const T* b, T* y, float* mean, float* rstd) {
                          run(x, g, b, y, mean, rstd, rows, n, 1e-5f);
                        });
 }
@@ -486,34 +510,45 @@ common::CheckResult check_layernorm_huge(const std::string& name, const LayerNor
 template <typename T>
 common::CheckResult check_rmsnorm_huge(const std::string& name, const RmsNormRun<T>& run,
                                        int64_t rows, int64_t n) {
-  return check_huge<T>(name, rows, n, false,
-                       [&](const T* x, const T* g, const T*, T* y, float*, float* rstd) {
+  return check_huge<T>(name, rows, n, HugeOp::RmsNorm,
+                       [&](const T* x, T*, const T* g, const T*, T* y, float*, float* rstd) {
                          run(x, g, y, rstd, rows, n, 1e-5f);
                        });
 }
 
-#define CH10_INSTANTIATE(T)                                                                     \
-  template struct Problem<T>;                                                                   \
-  template Problem<T> make_problem<T>(int64_t, int64_t, Data, bool, bool, bool, uint64_t);      \
-  template Expected expect_layernorm(const Problem<T>&);                                        \
-  template Expected expect_rmsnorm(const Problem<T>&);                                          \
-  template Expected expect_add_rmsnorm(const Problem<T>&);                                      \
-  template common::CheckResult compare_outputs(                                                 \
-      const Expected&, const std::vector<T>&, const std::vector<float>&,                        \
-      const std::vector<float>&, const std::vector<T>&, int64_t, int64_t, const std::string&);  \
-  template common::CheckResult check_layernorm(const std::string&, const LayerNormRun<T>&,      \
-                                               const Problem<T>&, const Expected&,              \
-                                               const Placement&);                               \
-  template common::CheckResult check_rmsnorm(const std::string&, const RmsNormRun<T>&,          \
-                                             const Problem<T>&, const Expected&,                \
-                                             const Placement&);                                 \
-  template common::CheckResult check_add_rmsnorm(const std::string&, const AddRmsNormRun<T>&,   \
-                                                 const Problem<T>&, const Expected&,            \
-                                                 const Placement&);                             \
-  template common::CheckResult check_layernorm_huge(const std::string&, const LayerNormRun<T>&, \
-                                                    int64_t, int64_t);                          \
-  template common::CheckResult check_rmsnorm_huge(const std::string&, const RmsNormRun<T>&,     \
-                                                  int64_t, int64_t);
+template <typename T>
+common::CheckResult check_add_rmsnorm_huge(const std::string& name, const AddRmsNormRun<T>& run,
+                                           int64_t rows, int64_t n) {
+  return check_huge<T>(name, rows, n, HugeOp::AddRmsNorm,
+                       [&](const T* x, T* r, const T* g, const T*, T* y, float*, float* rstd) {
+                         run(x, r, g, y, rstd, rows, n, 1e-5f);
+                       });
+}
+
+#define CH10_INSTANTIATE(T)                                                                        \
+  template struct Problem<T>;                                                                      \
+  template Problem<T> make_problem<T>(int64_t, int64_t, Data, bool, bool, bool, uint64_t);         \
+  template Expected expect_layernorm(const Problem<T>&);                                           \
+  template Expected expect_rmsnorm(const Problem<T>&);                                             \
+  template Expected expect_add_rmsnorm(const Problem<T>&);                                         \
+  template common::CheckResult compare_outputs(                                                    \
+      const Expected&, const std::vector<T>&, const std::vector<float>&,                           \
+      const std::vector<float>&, const std::vector<T>&, int64_t, int64_t, const std::string&);     \
+  template common::CheckResult check_layernorm(const std::string&, const LayerNormRun<T>&,         \
+                                               const Problem<T>&, const Expected&,                 \
+                                               const Placement&);                                  \
+  template common::CheckResult check_rmsnorm(const std::string&, const RmsNormRun<T>&,             \
+                                             const Problem<T>&, const Expected&,                   \
+                                             const Placement&);                                    \
+  template common::CheckResult check_add_rmsnorm(const std::string&, const AddRmsNormRun<T>&,      \
+                                                 const Problem<T>&, const Expected&,               \
+                                                 const Placement&);                                \
+  template common::CheckResult check_layernorm_huge(const std::string&, const LayerNormRun<T>&,    \
+                                                    int64_t, int64_t);                             \
+  template common::CheckResult check_rmsnorm_huge(const std::string&, const RmsNormRun<T>&,        \
+                                                  int64_t, int64_t);                               \
+  template common::CheckResult check_add_rmsnorm_huge(const std::string&, const AddRmsNormRun<T>&, \
+                                                      int64_t, int64_t);
 CH10_INSTANTIATE(float)
 CH10_INSTANTIATE(__half)
 CH10_INSTANTIATE(__nv_bfloat16)

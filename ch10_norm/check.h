@@ -84,8 +84,11 @@ struct Expected {
 //     |Δrstd| ≤ 2 ε_row · rstd. The written-back residual is compared with the reference's own
 //     rounding of the sum, which a correct kernel matches bit for bit: |Δr| ≤ u_T |r| / 2, less
 //     than one unit in the last place anywhere in a binade of normal numbers.
-// Each bound also allows the smallest subnormal step of the output type, no more: an output
-// of zeros never passes where the reference is not zero.
+// The bounds of y and of the residual also have an absolute floor near zero, tiny<T>() in
+// check.cpp (the mean's is 2^-126, rstd's none): for half 2^-24, its smallest subnormal, one step
+// of the grid a float result that small is rounded to; for float and bf16 2^-126, the smallest
+// normal float, so that a float result below it may come out flushed to zero. The floor alone
+// lets a zero pass only where the reference is smaller than it.
 double stats_error_factor(int64_t n);
 
 template <typename T>
@@ -147,5 +150,9 @@ common::CheckResult check_layernorm_huge(const std::string& name, const LayerNor
 template <typename T>
 common::CheckResult check_rmsnorm_huge(const std::string& name, const RmsNormRun<T>& run,
                                        int64_t rows, int64_t n);
+// The fused add's residual is compared in every row.
+template <typename T>
+common::CheckResult check_add_rmsnorm_huge(const std::string& name, const AddRmsNormRun<T>& run,
+                                           int64_t rows, int64_t n);
 
 }  // namespace check

@@ -2,10 +2,11 @@
 //
 // A block takes one row at a time, as the Registers versions do with many rows (about 16
 // elements per thread), and keeps a ring of `stages` rows in shared memory. The ring, not the
-// registers, now holds the bytes in flight, so its size is what to choose: about 32 KiB a block,
-// several blocks per SM, which keeps ~100 KiB or more per SM on its way from memory (Little's
-// law at 4.8 TB/s and ~1.5 µs under load: ~55 KiB per SM at the least). The grid is what fits on
-// the GPU at once; each block loops over the rows b, b + G, b + 2G, ...
+// registers, holds the bytes in flight, so its size is what to choose: about 32 KiB a block
+// (kRingTargetBytes; never fewer than two rows, so more for rows over 16 KiB), several blocks
+// per SM, which keeps ~100 KiB or more per SM on its way from memory (Little's law at 4.8 TB/s
+// and ~1.5 µs under load: ~55 KiB per SM at the least). The grid is what fits on the GPU at
+// once; each block loops over the rows b, b + G, b + 2G, ...
 #pragma once
 
 #include "registers_config.h"

@@ -38,17 +38,17 @@ const std::vector<int64_t> kRowLengths = {1,    2,    31,   32,   33,   127,   2
                                           1024, 1025, 4096, 5120, 8192, 12288, 16384, 65536 + 3};
 
 // Every length with M = 1 and M = 3; M = 4096 for the rows of up to 1025 elements, where many
-// rows share a block (warp per row); two long-row shapes with 512+ rows, two with a few hundred.
-// Longer rows with M = 4096 would add minutes to the sanitizer run without reaching a path the
-// others miss (the kernels loop over rows in the same way); the benchmark runs them and the [large]
-// test covers M·N > 2^31.
+// rows share a block (warp per row), and for 4096 elements; two more long-row shapes with 512+
+// rows, two with a few hundred. Longer rows with M = 4096 would add minutes to the sanitizer run
+// without reaching a path the others miss (the kernels loop over rows in the same way); the
+// benchmark runs them and the [large] tests cover M·N > 2^31.
 std::vector<std::pair<int64_t, int64_t>> shapes(int64_t max_n) {
   std::vector<std::pair<int64_t, int64_t>> out;
   for (int64_t n : kRowLengths) {
     if (n > max_n) continue;
     out.push_back({1, n});
     out.push_back({3, n});
-    if (n <= 1025) out.push_back({4096, n});
+    if (n <= 1025 || n == 4096) out.push_back({4096, n});
   }
   // Long rows with many rows: the block-per-row layouts for throughput (4 and 8 packs per
   // thread), which the registers kernels choose from 512 rows on.
@@ -66,6 +66,12 @@ std::vector<std::pair<int64_t, int64_t>> shapes(int64_t max_n) {
 // Aligned; every buffer misaligned alike (the head is peeled, the rest is vectorized); buffers
 // misaligned differently (no common 16-byte boundary: the scalar path).
 const Placement kPlacements[] = {{0, 0, 0, 0}, {1, 1, 1, 1}, {3, 1, 2, 5}};
+// The placement of the index-th shape. shapes() lists most lengths with three row counts in a
+// row, so index % 3 alone would give every M = 4096 shape the same placement: the shift moves
+// each round of three on by one.
+const Placement& placement_of(int index) {
+  return kPlacements[(index + index / 3) % 3];
+}
 
 // In place (y == x), aligned and misaligned; every version supports it (norm.h). The shape
 // loops below run every fourth shape a second time this way.
@@ -86,8 +92,9 @@ bool also_without_statistics(int index) {
 }
 
 // Rows with a mean far above their spread, constant rows, NaN and inf: three lengths each (warp
-// per row, block per row, and the longest row a version takes). With huge_mean (LayerNorm in
-// float) also finite rows whose mean squared overflows float.
+// per row, block per row, and the longest row a version takes), at placement_of(i) for the i-th
+// case, so that each kind meets every placement. With huge_mean (LayerNorm in float) also finite
+// rows whose mean squared overflows float.
 std::vector<std::pair<Data, int64_t>> special_cases(int64_t max_n, bool huge_mean = false) {
   std::vector<Data> kinds = {Data::LargeMean, Data::ConstantRows, Data::NonFinite};
   if (huge_mean) kinds.push_back(Data::HugeMean);
@@ -135,8 +142,7 @@ void check_layernorm_version(LayerNormVersion v, int64_t max_n) {
     const bool gamma = index % 4 < 2, beta = index % 2 == 0;
     const auto p = check::make_problem<T>(rows, n, Data::Normal, gamma, beta, false, ++seed);
     const auto e = check::expect_layernorm(p);
-    REQUIRE_CHECK(
-        check::check_layernorm<T>(name, layernorm_run<T>(v), p, e, kPlacements[index % 3]));
+    REQUIRE_CHECK(check::check_layernorm<T>(name, layernorm_run<T>(v), p, e, placement_of(index)));
     if (also_in_place(index)) {
       REQUIRE_CHECK(
           check::check_layernorm<T>(name, layernorm_run<T>(v), p, e, in_place_placement(index)));
@@ -145,11 +151,12 @@ void check_layernorm_version(LayerNormVersion v, int64_t max_n) {
       REQUIRE_CHECK(check::check_layernorm<T>(name, layernorm_run<T>(v), p, e, kWithoutStatistics));
     ++index;
   }
+  int case_index = 0;
   for (auto [data, n] : special_cases(max_n, std::is_same_v<T, float>)) {
     auto p = check::make_problem<T>(4, n, data, true, true, false, ++seed);
     p.eps = kSpecialCaseEps;
-    REQUIRE_CHECK(check::check_layernorm<T>(name, layernorm_run<T>(v), p,
-                                            check::expect_layernorm(p), kPlacements[1]));
+    REQUIRE_CHECK(check::check_layernorm<T>(
+        name, layernorm_run<T>(v), p, check::expect_layernorm(p), placement_of(case_index++)));
   }
 }
 
@@ -163,7 +170,7 @@ void check_rmsnorm_version(RmsNormVersion v, int64_t max_n) {
     const auto p =
         check::make_problem<T>(rows, n, Data::Normal, index % 3 != 2, false, false, ++seed);
     const auto e = check::expect_rmsnorm(p);
-    REQUIRE_CHECK(check::check_rmsnorm<T>(name, rmsnorm_run<T>(v), p, e, kPlacements[index % 3]));
+    REQUIRE_CHECK(check::check_rmsnorm<T>(name, rmsnorm_run<T>(v), p, e, placement_of(index)));
     if (also_in_place(index)) {
       REQUIRE_CHECK(
           check::check_rmsnorm<T>(name, rmsnorm_run<T>(v), p, e, in_place_placement(index)));
@@ -172,11 +179,12 @@ void check_rmsnorm_version(RmsNormVersion v, int64_t max_n) {
       REQUIRE_CHECK(check::check_rmsnorm<T>(name, rmsnorm_run<T>(v), p, e, kWithoutStatistics));
     ++index;
   }
+  int case_index = 0;
   for (auto [data, n] : special_cases(max_n)) {
     auto p = check::make_problem<T>(4, n, data, true, false, false, ++seed);
     p.eps = kSpecialCaseEps;
     REQUIRE_CHECK(check::check_rmsnorm<T>(name, rmsnorm_run<T>(v), p, check::expect_rmsnorm(p),
-                                          kPlacements[1]));
+                                          placement_of(case_index++)));
   }
 }
 
@@ -191,7 +199,7 @@ void check_add_rmsnorm_version(RmsNormVersion v, int64_t max_n) {
         check::make_problem<T>(rows, n, Data::Normal, index % 3 != 2, false, true, ++seed);
     const auto e = check::expect_add_rmsnorm(p);
     REQUIRE_CHECK(
-        check::check_add_rmsnorm<T>(name, add_rmsnorm_run<T>(v), p, e, kPlacements[index % 3]));
+        check::check_add_rmsnorm<T>(name, add_rmsnorm_run<T>(v), p, e, placement_of(index)));
     if (also_in_place(index)) {
       REQUIRE_CHECK(check::check_add_rmsnorm<T>(name, add_rmsnorm_run<T>(v), p, e,
                                                 in_place_placement(index)));
@@ -202,11 +210,12 @@ void check_add_rmsnorm_version(RmsNormVersion v, int64_t max_n) {
     }
     ++index;
   }
+  int case_index = 0;
   for (auto [data, n] : special_cases(max_n)) {
     auto p = check::make_problem<T>(4, n, data, true, false, true, ++seed);
     p.eps = kSpecialCaseEps;
-    REQUIRE_CHECK(check::check_add_rmsnorm<T>(name, add_rmsnorm_run<T>(v), p,
-                                              check::expect_add_rmsnorm(p), kPlacements[1]));
+    REQUIRE_CHECK(check::check_add_rmsnorm<T>(
+        name, add_rmsnorm_run<T>(v), p, check::expect_add_rmsnorm(p), placement_of(case_index++)));
   }
 }
 
@@ -789,15 +798,40 @@ TEST_CASE("the dispatchers pick by rows and row length, are right for every N, c
   }
 }
 
+namespace {
+
+// bf16 rows of 8192 elements, M·N = 2^31 + 3·8192: the three ops with the versions given.
+constexpr int64_t kHugeN = 8192;
+constexpr int64_t kHugeRows = (int64_t{1} << 31) / kHugeN + 3;
+constexpr size_t kHugeBytes = 3 * kHugeRows * kHugeN * sizeof(__nv_bfloat16);  // x, residual, y
+
+void check_beyond_2_31(LayerNormVersion layernorm_v, RmsNormVersion rmsnorm_v) {
+  using bf16 = __nv_bfloat16;
+  REQUIRE_CHECK(
+      check::check_layernorm_huge<bf16>(name_of<bf16>(normalization::version_name(layernorm_v)),
+                                        layernorm_run<bf16>(layernorm_v), kHugeRows, kHugeN));
+  const std::string rms_name = normalization::version_name(rmsnorm_v);
+  REQUIRE_CHECK(check::check_rmsnorm_huge<bf16>(name_of<bf16>(("rmsnorm_" + rms_name).c_str()),
+                                                rmsnorm_run<bf16>(rmsnorm_v), kHugeRows, kHugeN));
+  REQUIRE_CHECK(
+      check::check_add_rmsnorm_huge<bf16>(name_of<bf16>(("add_rmsnorm_" + rms_name).c_str()),
+                                          add_rmsnorm_run<bf16>(rmsnorm_v), kHugeRows, kHugeN));
+}
+
+}  // namespace
+
 TEST_CASE("the bf16 dispatchers handle M * N beyond 2^31 elements (64-bit offsets)",
           "[ch10_norm][dispatch][large]") {
   INFO("fill TODOs 8 and 9 in ch10_norm/dispatch.cu; offsets must be computed in 64 bits");
-  const int64_t n = 8192;
-  const int64_t rows = (int64_t{1} << 31) / n + 3;  // M·N = 2^31 + 3·8192
-  SKIP_UNLESS_FREE_GPU_MEMORY(2 * rows * n * sizeof(__nv_bfloat16));  // x and y
-  REQUIRE_CHECK(check::check_layernorm_huge<__nv_bfloat16>(
-      "layernorm_dispatch bf16", layernorm_run<__nv_bfloat16>(LayerNormVersion::Dispatch), rows,
-      n));
-  REQUIRE_CHECK(check::check_rmsnorm_huge<__nv_bfloat16>(
-      "rmsnorm_dispatch bf16", rmsnorm_run<__nv_bfloat16>(RmsNormVersion::Dispatch), rows, n));
+  SKIP_UNLESS_FREE_GPU_MEMORY(kHugeBytes);
+  check_beyond_2_31(LayerNormVersion::Dispatch, RmsNormVersion::Dispatch);
+}
+
+TEST_CASE("the bf16 registers versions handle M * N beyond 2^31 elements (64-bit offsets)",
+          "[ch10_norm][registers][rmsnorm][fused_add][large]") {
+  // The dispatchers above run other kernels at this shape for some ops: the versions that hold
+  // the row in registers are checked here directly.
+  INFO("fill TODOs 4 to 6; offsets must be computed in 64 bits");
+  SKIP_UNLESS_FREE_GPU_MEMORY(kHugeBytes);
+  check_beyond_2_31(LayerNormVersion::Registers, RmsNormVersion::Registers);
 }
