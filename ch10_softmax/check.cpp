@@ -129,6 +129,18 @@ common::CheckResult compare_forward(const std::vector<T>& x, const std::vector<T
   result.and_then(common::check_close(got, ref, tol.atol, tol.rtol,
                                       op == Op::Softmax ? "softmax" : "log_softmax"));
   if (op == Op::Softmax) {
+    // A -inf entry of a row that is not NaN gives an exact zero (softmax.h), not merely one
+    // within atol: a clamp such as exp(max(x - m, -80)) would pass the tolerance above.
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (x_widened[i] == -INFINITY && !std::isnan(ref[i]) && common::to_float(got[i]) != 0.0f) {
+        std::ostringstream msg;
+        msg << "softmax: element " << i % static_cast<size_t>(cols) << " of row "
+            << i / static_cast<size_t>(cols) << " (of the rows compared) is -inf in x, so its "
+            << "probability is exactly 0, got " << common::to_float(got[i]);
+        result.and_then(common::CheckResult::fail(msg.str()));
+        break;
+      }
+    }
     result.and_then(check_row_sums(common::widen(got), ref, cols,
                                    tol.rtol + static_cast<double>(cols) * tol.atol));
     if (std::is_same_v<T, float>) {

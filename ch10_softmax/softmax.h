@@ -10,8 +10,10 @@
 //   - a row whose entries are all -inf has no distribution: the whole row is NaN (0 / 0, as in
 //     PyTorch); -inf entries of any other row give exact zeros (log_softmax: -inf);
 //   - NaN anywhere in a row makes the whole row NaN; so does +inf (inf - inf), as in PyTorch;
-//   - huge finite magnitudes (1e30 in float, 6e4 in half) never overflow: only x - max is
-//     exponentiated, and it is <= 0;
+//   - huge finite magnitudes (1e30 in float, 6e4 in half) never overflow an exponential: only
+//     x - max is exponentiated, and it is <= 0. Half log_softmax results can leave half's range,
+//     though: x - m - log l reaches about -1.2e5 at +-6e4, and a result of -65520 or less rounds
+//     to -inf;
 //   - any cols >= 1 and rows >= 0, 64-bit offsets (rows * cols may exceed 2^31), and input and
 //     output pointers at any element alignment (the 16-byte paths peel a head and a tail per row);
 //   - in place (y == x, dx == y or dx == dy) is supported: every element is read before it is
@@ -52,6 +54,12 @@ const char* version_name(Version v);  // "1_three_pass", ..., "7_final"
 // std::invalid_argument; `supports` says beforehand (false also for sizes no version takes:
 // rows < 0, cols < 1, a matrix beyond 64 bits of bytes). Version 6 needs thread-block clusters
 // (an sm_90 or newer GPU and a build for it: common::has_sm90_features).
+// `supports` sees the shape alone and is conservative: it counts every row at its worst
+// alignment, so for versions 5 and 6 it is false at the one row length that fits only when x
+// starts on a 16-byte boundary (16384 floats or 32768 half/bf16 for version 5, 16 times that for
+// version 6), and it is false for rows == 0 with cols outside a version's limits, which a call
+// accepts (it has nothing to do). It is never true for a shape a call refuses, but it cannot
+// see the pointers: a call still throws for a null, misaligned or partially overlapping x or y.
 template <typename T>
 bool supports(Version v, int64_t rows, int64_t cols);
 

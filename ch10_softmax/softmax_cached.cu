@@ -10,8 +10,9 @@
 //                   its registers: still one read and one write, but up to 16 SMs per row.
 // Why version 6: with few rows, one block per row leaves SMs idle (1 row = 1 of 132 SMs, and
 // one SM alone reaches a fraction of the memory bandwidth), and a very long row does not fit in
-// one SM's registers at all. Splitting the row fixes both; the price is one cluster barrier
-// pair per row. Both versions are one kernel: a cluster of one block is version 5.
+// one SM's registers at all. Splitting the row fixes both; the price is the merge of the chunks'
+// pairs: two cluster barriers per row where clusters pull (TODO 6), one where each cluster pushes
+// its one row. Both versions are one kernel: a cluster of one block is version 5.
 // Test them:  ./ch10_softmax/ch10_softmax_student_tests "[block_cached],[split_row]"
 #include "softmax_cluster.cuh"
 #include "softmax_launch.h"

@@ -75,6 +75,11 @@ __global__ void __launch_bounds__(kThreads)
     //   #pragma unroll the loops over k, not over b.
     // BEGIN TODO 5b
     float m = -INFINITY, l = 0.0f;  // the thread's running pair
+    // Each batch is folded in with common::MaxSumMerge's rule written out: batch_max starts at
+    // the running m, so the batch's terms are summed about the merged maximum at once and only
+    // the running sum is rescaled, one exponential per batch where merging the batch's own pair
+    // takes two. A batch that leaves the maximum at -inf merges two empty sets (m - batch_max
+    // would be NaN): skipped, as MaxSumMerge returns the empty pair.
 #pragma unroll 1
     for (int b = 0; b < batches; ++b) {
       Window<T> batch[kPacks];
