@@ -3,6 +3,7 @@
 #include "topk_keys.cuh"
 
 #include "common/errors.hpp"
+#include "common/overlap.hpp"
 
 #include <cub/device/device_segmented_radix_sort.cuh>
 
@@ -93,6 +94,14 @@ void topk(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices, 
   // The index arrays start at multiples of 256 bytes from it; CUB aligns its own part.
   CHECK_ARG(reinterpret_cast<uintptr_t>(workspace) % alignof(int) == 0,
             "the workspace must be 4-byte aligned (cudaMalloc's pointers are)");
+  // The sort writes the whole of it while x is read and the outputs written.
+  const size_t slots = static_cast<size_t>(M) * static_cast<size_t>(k);
+  CHECK_ARG(!common::overlaps_any(common::Span{workspace, l.total},
+                                  {common::Span{x, topk::input_bytes<T>(M, N)},
+                                   common::Span{values, slots * sizeof(T)},
+                                   common::Span{indices, slots * sizeof(int64_t)}}),
+            "the workspace (its first workspace_bytes(M, N) = "
+                << l.total << " bytes) must not share memory with x or the outputs");
   auto* base = static_cast<unsigned char*>(workspace);
   T* keys = reinterpret_cast<T*>(base);
   int* index_in = reinterpret_cast<int*>(base + l.keys);

@@ -58,10 +58,9 @@ bool supports(Version v, int64_t M, int64_t N, int k, int elem_bytes) {
 // its seed, its final selection and its publication, and the last block merges more lists.
 int split_chunks(int64_t M, int64_t N) {
   if (M <= 0) return 1;
-  constexpr int64_t kBlocksPerSM = 8;
   constexpr int64_t kMinChunk = 2 * detail::kTile / 3;
   const int64_t wanted_blocks =
-      kBlocksPerSM * static_cast<int64_t>(common::device_properties().multiProcessorCount);
+      int64_t{detail::kSmallKBlocksPerSM} * common::device_properties().multiProcessorCount;
   const int64_t chunks = std::min(wanted_blocks / M, N / kMinChunk);
   return static_cast<int>(std::clamp<int64_t>(chunks, 1, kMaxChunks));
 }

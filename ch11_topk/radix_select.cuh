@@ -24,7 +24,10 @@ struct SelectScratch {
   int bucket;    // the bin holding the need-th largest
   int above;     // composites in higher bins
   int kept;      // winners gathered so far
-  uint64_t kth;  // where kth_largest (rank_select.cuh) leaves its answer
+  // The shared slot where a rank selection leaves its answer (filter_topk.cu): the seed, from
+  // block_rank_select (CandidateFilter::seed), and merge_start's bound, from kth_largest
+  // (rank_select.cuh) or, for up to 32 chunks, from one warp's warp_rank_select.
+  uint64_t kth;
 };
 
 // Warp 0 only: the bin b, scanning from the top, where the count of composites in bins above b

@@ -42,6 +42,9 @@ namespace topk::detail {
 constexpr int kFilterThreads = 128;
 constexpr int kElementsPerThread = 16;
 constexpr int kTile = kFilterThreads * kElementsPerThread;
+// Blocks of the filter's small-k shape an SM holds (its SmallK configuration, filter_topk.cu),
+// which split_chunks (dispatch.cu) aims to fill.
+constexpr int kSmallKBlocksPerSM = 8;
 
 // Chunks at least this long guess their seed from a spread sample.
 constexpr int64_t kSpreadSampleMin = 8 * int64_t{kTile};

@@ -388,9 +388,10 @@ void check_baited_unaligned(int k, int chunks) {
 // element so that every chunk starts with a few elements before its first 16-byte boundary, and
 // one more 1e4 at the first element of chunk 1, which ranks among the k best by its index. The
 // row's shared seed is the r-th bait; the baits after it by index tie with it but are below it,
-// and must be rejected in a chunk's body as at its edges (CandidateFilter::passes). A body that
-// kept them, while the edge element (tied too, and also after the seed) was rejected, let the
-// merge count k candidates, so the too-high guess went unnoticed and the edge element was lost.
+// and must be rejected in a chunk's body as at its edges (CandidateFilter::pass_value, which
+// offer_by_value applies at the edges). A body that kept them, while the edge element (tied too,
+// and also after the seed) was rejected, let the merge count k candidates, so the too-high guess
+// went unnoticed and the edge element was lost.
 template <typename T>
 void check_tied_bait_at_edge(int k, int chunks) {
   constexpr int64_t M = 1, N = 128256;
@@ -891,6 +892,13 @@ TEST_CASE("bad arguments are reported", "[ch11_topk][arguments][given]") {
     REQUIRE_INVALID_ARGUMENT(cub_topk::topk(x.data(), 1, 1000, 5, values.data(), indices.data(),
                                             cub_ws.data() + 2, bytes),
                              "topk: the workspace must be 4-byte aligned");
+    // The sort writes the whole workspace while it reads x: a workspace on top of x is refused.
+    common::DeviceBuffer<unsigned char> x_and_ws(bytes + 1000 * sizeof(float));
+    const auto* x_inside = reinterpret_cast<const float*>(x_and_ws.data() + bytes / 2 / 4 * 4);
+    REQUIRE_INVALID_ARGUMENT(
+        cub_topk::topk(x_inside, 1, 1000, 5, values.data(), indices.data(), x_and_ws.data(), bytes),
+        "topk: the workspace (its first workspace_bytes(M, N) = " + std::to_string(bytes) +
+            " bytes) must not share memory with x or the outputs");
   }
 }
 

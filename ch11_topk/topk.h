@@ -28,7 +28,18 @@
 
 namespace topk {
 
-// The chapter's progression; each version is one TODO.
+// The chapter's versions, each with the TODO that completes it (4b is given code) and the name
+// bench_topk prints in its rows and selects with --versions (every row whose name contains one
+// of the entries): `bench_topk --versions=split_row` times version 4 alone, next to CUB's
+// baseline, which it times for "vs vendor" whatever --versions says.
+//   1   thread_queue   TODO 1   Version::ThreadQueue
+//   2   warp_merge     TODO 2   Version::WarpMerge
+//   3   radix_select   TODO 3   Version::RadixSelect
+//   4   split_row      TODO 4   Version::SplitRow
+//   4b  cluster_row    given    Version::ClusterRow
+//   5   softmax_topk   TODO 5   softmax_topk below (fused softmax + top-k)
+//   6   dispatch       TODO 6   topk(x, ...) below, which runs the plan choose_plan picks
+// A Version names one of versions 1 to 4b, which topk(Version, ...) runs.
 enum class Version {
   ThreadQueue = 1,  // 1. each thread keeps a sorted queue in registers; block merge (k <= 32)
   WarpMerge,        // 2. warp-wide bitonic queues behind a running threshold (k <= 256)
@@ -119,7 +130,8 @@ constexpr int64_t cluster_row_max_n(int elem_bytes) {
 // common::has_sm90_features) or with rows that do not fit one cluster.
 bool supports(Version v, int64_t M, int64_t N, int k, int elem_bytes);
 
-// The launchers of versions 1 and 2 (called by topk(Version, ...)).
+// The launchers of versions 1 and 2. They, topk(Version, ...) and the dispatcher all run the
+// internal launchers of topk_launch.h, each passing its own name for the refusals to give.
 template <typename T>
 void topk_thread_queue(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
                        cudaStream_t stream);

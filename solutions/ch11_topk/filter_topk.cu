@@ -1,4 +1,4 @@
-// Versions 3, 4 and 5: the final design. One read of the input; almost every element is
+// Versions 3, 4, 4b and 5: the final design. One read of the input; almost every element is
 // discarded by a single comparison with a running threshold.
 //
 //   3. RadixSelect: one block per row. The block streams its row in tiles of 2048 elements
@@ -8,9 +8,10 @@
 //      The first threshold comes from a sample of the chunk (CandidateFilter::seed,
 //      seed_sample.h: safe for short chunks, a checked guess for long ones); when the
 //      buffer passes max(2k, 256) candidates, the block radix selects the k best on chip
-//      (radix_select.cuh), drops the rest and raises the threshold to the k-th best: afterwards an
-//      element survives only when it beats the k-th best seen so far, about k / s of them after s
-//      elements, so the buffer is compacted only a handful of times per row. At the end the final
+//      (radix_select.cuh), drops the rest and sets the threshold to the select's prefix (the
+//      k-th best's leading digits, the rest zero: at most the k-th best): afterwards an element
+//      survives only when it reaches that prefix, about k / s of them after s elements, so the
+//      buffer is compacted only a handful of times per row. At the end the final
 //      candidates are selected and sorted by their ranks when at most 256 remain (counted, or
 //      in the merging block of a split row from warp-sorted runs: rank_select.cuh); more are
 //      radix-selected down to k first, and sorted bitonically if still more than 256 (k > 256).
@@ -22,6 +23,8 @@
 //      workspace; the last block of a row to finish (an atomic counter) derives a start
 //      threshold from the sorted lists (merge_start), offers each list's prefix above it to the
 //      same filter (merge_lists), checks the shared seed and writes the answer.
+//   4b. ClusterRow (given code, no TODO): each row in the registers of one thread-block cluster
+//      (sm_90), with no workspace; see its comment further down, before kClusterThreads.
 //   5. Fused softmax + top-k: while the elements pass through registers, each thread also keeps
 //      the online softmax pair (m, l) of what it has read; blocks merge the pairs with
 //      common::MaxSumMerge (across chunks too), and only the k winners are exponentiated again
@@ -75,7 +78,7 @@ struct FilterConfig {
   static_assert(kCapacity - kTile >= kMaxK, "a compaction must leave room for a tile");
   static constexpr size_t kSharedBytes = (kCapacity + kMaxK) * sizeof(uint64_t);
 };
-using SmallK = FilterConfig<128, 3072, 8>;
+using SmallK = FilterConfig<128, 3072, kSmallKBlocksPerSM>;
 using LargeK = FilterConfig<kMaxK, 4096, 5>;
 
 // The candidate buffer and its running threshold, shared by a block.
@@ -209,7 +212,8 @@ struct CandidateFilter {
   // distinct and all at least that large, so the chunk's k-th best is too, and no element of the
   // answer is filtered out. With r < k it is a guess, which seed_held checks at the end. Without
   // a seed the first tile would pass whole and be compacted: a radix select over 2048
-  // candidates instead of a count among 128. Needs r <= kFilterThreads; the region at the
+  // candidates instead of a rank selection among the 128 thread bests (block_rank_select:
+  // warp-sorted runs and binary searches). Needs r <= kFilterThreads; the region at the
   // buffer's end is unused until then.
   __device__ void seed(uint64_t thread_best, int r) {
     if (r > kFilterThreads) return;
@@ -504,10 +508,11 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
 // beaten or matched by d composites of that list. Take d = ceil(k / chunks) and r = ceil(k / d)
 // <= chunks: the r-th largest of the lists' composites at depth d is matched or beaten by r
 // lists' d composites, at least k in all, so it is <= the row's k-th best and is a valid start.
-// For 62 chunks and k = 50 it is the 50th best of the 62 chunk maxima, which about 100 of the
-// 3100 published composites pass. The caller has loaded list threadIdx.x's composite at depth d
-// (`own`, kEmptySlot where there is no such list); up to 32 lists, one warp ranks them with
-// shuffles, more wait in the filter's buffer and are counted.
+// For 62 chunks (split_chunks for 17 rows of 128256 on 132 SMs; one such row alone gets 93) and
+// k = 50 it is the 50th best of the 62 chunk maxima, which about 100 of the 3100 published
+// composites pass when every chunk seeds itself. The caller has loaded list threadIdx.x's
+// composite at depth d (`own`, kEmptySlot where there is no such list); up to 32 lists, one warp
+// ranks them with shuffles, more wait in the filter's buffer and are counted.
 static_assert(SmallK::kCapacity >= kMaxChunks && LargeK::kCapacity >= kMaxChunks,
               "merge_start keeps one composite per chunk in the candidate buffer");
 template <class Filter>
@@ -549,10 +554,10 @@ __device__ __forceinline__ void load_list_round(uint64_t (&c)[n], const uint64_t
 // share the lists, up to 8 threads per list, so that a round covers up to 64 composites of each:
 // for 16 chunks and k = 50 the whole of every published list, one round trip to L2 (where a
 // thread per list needed two or three on random rows: about a hundred composites pass the start,
-// and many lists hold more than 8 of them). For 62 chunks and k = 50, a thread per list: about a
-// hundred composites pass, almost all among the first 8 of their lists, one round of loads where
-// streaming all 3100 composites took four. A round appends at most 128 * 8 composites, less than
-// the tile end_tile keeps room for.
+// and many lists hold more than 8 of them). For 62 chunks (17 rows of 128256) and k = 50, a
+// thread per list: about a hundred composites pass, almost all among the first 8 of their lists,
+// one round of loads where streaming all 3100 composites took four. A round appends at most
+// 128 * 8 composites, less than the tile end_tile keeps room for.
 // Where merge_start's composite at depth d lies in the first round (d <= 8 * threads per list),
 // the first round is loaded before the start is known, together with that composite (loaded
 // apart for merge_start): one round trip to L2 for both instead of two (H200, with the
