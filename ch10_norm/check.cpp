@@ -21,8 +21,9 @@ namespace {
 
 constexpr double kFloatRoundoff = 0x1p-24;
 
-// The floor of every bound of y: half's smallest subnormal, one step of its grid near zero; for
-// float and bf16 the smallest normal float, below which a result may come out flushed to zero.
+// The floor of every bound of y and of the residual: half's smallest subnormal, one step of its
+// grid near zero; for float and bf16 the smallest normal float, below which a result may come out
+// flushed to zero.
 template <typename T>
 double tiny() {
   return std::is_same_v<T, __half> ? 0x1p-24 : 0x1p-126;
@@ -303,8 +304,8 @@ common::CheckResult compare_outputs(const Expected& e, const std::vector<T>& y,
   const bool layernorm = !e.mean.empty();
   const NonFinite stats = layernorm ? NonFinite::AnyOfThem : NonFinite::Exact;
   common::CheckResult result;
-  // The fused add's residual holds its input before the kernel: a kernel that never writes it
-  // back is caught by this comparison (x + residual differs from residual), not by poison.
+  // The fused add's residual is not poisoned, since it is an input: a row the kernel skipped
+  // still holds the residual, which differs from x + residual, so this comparison catches it.
   if (!e.residual.empty())
     result = compare(residual.data(), e.residual.data(), e.residual_tol.data(), residual.size(), n,
                      first_row, what + " residual (x + residual)");

@@ -831,7 +831,9 @@ TEST_CASE("the bf16 registers versions handle M * N beyond 2^31 elements (64-bit
           "[ch10_norm][registers][rmsnorm][fused_add][large]") {
   // The dispatchers above run other kernels at this shape for some ops: the versions that hold
   // the row in registers are checked here directly.
-  INFO("fill TODOs 4 to 6; offsets must be computed in 64 bits");
+  INFO(
+      "fill TODOs 4 and 5 (row_in_registers.cuh, layernorm.cu) and 6 and 7 (rmsnorm.cu); "
+      "offsets must be computed in 64 bits");
   SKIP_UNLESS_FREE_GPU_MEMORY(kHugeBytes);
   check_beyond_2_31(LayerNormVersion::Registers, RmsNormVersion::Registers);
 }
