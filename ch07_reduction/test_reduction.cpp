@@ -188,7 +188,7 @@ TEST_CASE("v7: final version, half and bf16 sums accumulate in float", "[ch07_re
   const check::Reduction<__half> half_sum = final_sum<__half>();
   const check::Reduction<__nv_bfloat16> bf16_sum = final_sum<__nv_bfloat16>();
   // Values in [-2, 4): sums far beyond either format's range of exact integers, so a half or bf16
-  // accumulator fails. normal(0,1) cancels: the sum is small against the bound, relative to
+  // accumulator fails. normal(0,1) cancels: its sum is small beside the bound, which scales with
   // sum |x|. Zeros and ones: exact in any order, so one element dropped or added twice fails.
   const Distribution distributions[] = {
       {"uniform[-2,4)",

@@ -18,9 +18,9 @@ namespace normalization::detail {
 // (the point of the design is many rows per SM): 40 for RMSNorm (blocks of 512 threads share an
 // SM 3 at a time), 48 for LayerNorm (its running triple, and β next to γ in the second pass; at
 // 512 threads the cap rounds up to 64, two blocks per SM), for the fused add 48 (fp32) and 64
-// (16-bit) in batches of 4 packs, 32 and 40 in batches of 2. Its second pass holds r alone: a
-// second pass that held x and the residual needs 64 and 80, and at 80 one 16-bit block of 512
-// threads fits an SM where at 64 two do (H200, 2026-11-26, three alternating runs: bf16
+// (16-bit) in batches of 4 packs, 32 and 40 in batches of 2. The fused add's second pass holds r
+// alone: one that held x and the residual would need 64 and 80, and at 80 one 16-bit block of
+// 512 threads fits an SM where at 64 two do (H200, 2026-11-26, three alternating runs: bf16
 // 256×65536 34.8 µs against 40.7, 512×32768 36.4 against 40.1; fp32 the same). Half takes 8 more
 // for RMSNorm and LayerNorm: its conversions to float need more registers than bf16's shifts.
 // Batches of 8 packs per thread (reread_config) take 64: two blocks of 512 threads per SM. The
@@ -92,8 +92,8 @@ int64_t reread_resident_rows(NormOp op, int64_t n) {
 }
 
 // Whether the rows the GPU works on at once fit in L2, so that the second pass reads from cache.
-// The fused add counts two per row of the matrix: r, which its first pass writes and its second
-// rereads, and the x and residual that stream through L2 meanwhile and evict it.
+// The fused add counts two per row of the matrix: r (written over the residual by the first
+// pass, reread by the second) and x, which streams through L2 beside it.
 template <typename T>
 bool reread_rows_fit_l2(NormOp op, int64_t rows, int64_t n) {
   const int64_t streams = op == NormOp::AddRmsNorm ? 2 : 1;

@@ -345,7 +345,7 @@ TEST_CASE("version 7: the dispatcher", "[ch10_softmax][final]") {
                                        check::Op::Softmax, check::logits<bf16>(sms, 65536, 8), sms,
                                        65536, placement_for(0)));
   }
-  {  // One row per SM of 16384 floats: version 5's largest blocks (block_per_row_pays below).
+  {  // One row per SM of 16384 floats: version 5's largest blocks (block_per_row_pays above).
     INFO("fill TODO 7 (and TODO 5): fp32 rows = " << sms << ", cols = 16384");
     REQUIRE_CHECK(check::check_forward(forward<float>(Version::Final, check::Op::Softmax),
                                        check::Op::Softmax, check::logits<float>(sms, 16384, 9), sms,
