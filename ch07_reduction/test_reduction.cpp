@@ -117,21 +117,25 @@ struct Distribution {
   std::vector<float> (*make)(size_t n, uint64_t seed);
   bool cancelling;  // mean zero: sums much smaller than sum |x|
 };
+const Distribution kNormal01 = {
+    "normal(0,1)", [](size_t n, uint64_t s) { return common::gen::normal(n, s, 0.0f, 1.0f); },
+    true};
+// Every partial sum is an integer of at most 2^24, exact in float in any order, so
+// check_reduction allows no error and a single 1 dropped or added twice, anywhere in the array,
+// fails.
+const Distribution kZerosAndOnes = {
+    "zeros and ones", [](size_t n, uint64_t s) { return common::gen::ties(n, s, 2); }, false};
 const Distribution kDistributions[] = {
     {"uniform[0,1)", [](size_t n, uint64_t s) { return common::gen::uniform(n, s, 0.0f, 1.0f); },
      false},
     {"normal(1,1)", [](size_t n, uint64_t s) { return common::gen::normal(n, s, 1.0f, 1.0f); },
      false},
-    {"normal(0,1)", [](size_t n, uint64_t s) { return common::gen::normal(n, s, 0.0f, 1.0f); },
-     true},
+    kNormal01,
     {"logits", [](size_t n, uint64_t s) { return common::gen::logits(n, s); }, true},
     // Large values at both ends: a kernel that drops a head or tail element fails on these,
     // where one missing value in [0, 1) could hide inside the error bound.
     {"edges", [](size_t n, uint64_t s) { return data::with_large_edges(n, s); }, false},
-    // Zeros and ones: every partial sum is an integer of at most 2^24, exact in float in any
-    // order, so check_reduction allows no error and a single 1 dropped or added twice, anywhere
-    // in the array, fails.
-    {"zeros and ones", [](size_t n, uint64_t s) { return common::gen::ties(n, s, 2); }, false},
+    kZerosAndOnes,
 };
 
 // Every size, distribution and misalignment (1 to 3 elements past a 16-byte boundary).
@@ -193,8 +197,8 @@ TEST_CASE("v7: final version, half and bf16 sums accumulate in float", "[ch07_re
   const Distribution distributions[] = {
       {"uniform[-2,4)",
        [](size_t n, uint64_t s) { return common::gen::uniform(n, s, -2.0f, 4.0f); }, false},
-      kDistributions[2],  // normal(0,1)
-      kDistributions[5],  // zeros and ones
+      kNormal01,
+      kZerosAndOnes,
   };
   uint64_t seed = 7000;
   for (size_t n : kSizes) {
