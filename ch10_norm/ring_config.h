@@ -11,8 +11,8 @@
 
 #include "registers_config.h"
 
-#include "common/errors.hpp"
 #include "common/gpu_info.hpp"
+#include "common/kernel_attributes.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -121,14 +121,14 @@ void with_pipelined_instance(const PipelinedConfig& config, bool aligned, Launch
 // by the rows: a block per SM slot, each looping over its rows.
 // The kernel may take any ring up to max_ring_bytes(). Its limit is one value per kernel, shared
 // by every host thread: set to each call's own ring, a call with a smaller ring could lower it
-// between another thread's setting and launch, and that launch would fail.
+// between another thread's setting and launch, and that launch would fail. Set once, before the
+// occupancy is first asked, it also leaves the occupancy of a (threads, ring) the same for good,
+// so the driver is asked it once (common/kernel_attributes.hpp).
 template <typename Kernel>
 unsigned pipelined_grid(Kernel kernel, const PipelinedConfig& config, int64_t rows) {
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(max_ring_bytes())));
-  int per_sm = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, config.threads,
-                                                           config.shared_bytes));
+  common::set_kernel_attribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(max_ring_bytes()));
+  const int per_sm = common::max_blocks_per_sm(kernel, config.threads, config.shared_bytes);
   const int64_t resident =
       int64_t{std::max(per_sm, 1)} * common::device_properties().multiProcessorCount;
   return static_cast<unsigned>(std::clamp<int64_t>(rows, 1, resident));

@@ -14,6 +14,7 @@
 #include "common/block_reduce.cuh"
 #include "common/cluster_mailbox.cuh"
 #include "common/errors.hpp"
+#include "common/kernel_attributes.hpp"
 
 #include <cooperative_groups.h>
 
@@ -25,12 +26,12 @@ namespace cg = cooperative_groups;
 
 // Launches `kernel` on `grid` blocks of `threads`, in clusters of `cluster` blocks along x (no
 // cluster when it is 1). Sizes above kMaxPortableCluster need the non-portable attribute, which
-// sm_90 grants.
+// sm_90 grants (set once per kernel).
 template <typename... Params, typename... Args>
 void launch_clustered(void (*kernel)(Params...), dim3 grid, int threads, int cluster,
                       cudaStream_t stream, Args... args) {
   if (cluster > kMaxPortableCluster)
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    common::set_kernel_attribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
   cudaLaunchConfig_t config = {};
   config.gridDim = grid;
   config.blockDim = dim3(threads);

@@ -40,6 +40,7 @@
 #include "common/cluster_mailbox.cuh"
 #include "common/fast_math.cuh"
 #include "common/gpu_info.hpp"
+#include "common/kernel_attributes.hpp"
 #include "common/register_caps.cuh"
 #include "common/vector_io.cuh"
 
@@ -823,12 +824,8 @@ void launch_filter(const T* x, int64_t M, int64_t N, int k, int chunks, float sc
                    int64_t* indices, float* probs, float* lse, void* workspace,
                    cudaStream_t stream) {
   auto kernel = filter_topk_kernel<T, Config, kSoftmax>;
-  static const bool attribute_set = [&] {
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(Config::kSharedBytes)));
-    return true;
-  }();
-  (void)attribute_set;
+  common::set_kernel_attribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(Config::kSharedBytes));
   const SplitWorkspace ws = chunks > 1 ? split_workspace(workspace, M, k, chunks)
                                        : SplitWorkspace{nullptr, nullptr, nullptr};
   // The chunks of a split row share one seed when the row is long enough to guess it: sampled
@@ -1118,13 +1115,9 @@ template <typename T, class Config>
 void launch_cluster_row(const T* x, int64_t M, int64_t N, int k, T* values, int64_t* indices,
                         int blocks, cudaStream_t stream) {
   auto kernel = cluster_topk_kernel<T, Config>;
-  static const bool attributes_set = [&] {
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(Config::kSharedBytes)));
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    return true;
-  }();
-  (void)attributes_set;
+  common::set_kernel_attribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(Config::kSharedBytes));
+  common::set_kernel_attribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(M));
   config.blockDim = dim3(kClusterThreads);
