@@ -4,8 +4,9 @@
 #   2. the full solution suite (labels solutions, checker, cpu) of those chapters: nothing may be
 #      skipped or fail;
 #   3. compute-sanitizer memcheck and racecheck over the solution tests (tests tagged [large]
-#      excluded: under the sanitizer they would take hours; racecheck also leaves out [threads],
-#      whose process it ends without a report (seen on H100 and H200, where memcheck runs it
+#      excluded: under the sanitizer they would take hours; racecheck also leaves out [threads]:
+#      under it that test's host memory grows by about 10 GB a second until the kernel's OOM
+#      killer ends the process (an H200 host of 128 GiB, after 14 s), while memcheck runs it
 #      clean and racecheck runs the same kernels from one thread clean);
 #   4. the student tests on the untouched skeletons, which must fail, all but the tests of code
 #      the chapters give (tagged [given], and [sm90] where the build has no sm_90 code for the
