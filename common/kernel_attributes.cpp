@@ -12,7 +12,7 @@ namespace common {
 namespace {
 
 // One lock for both tables: the driver call is made under it, so that two threads cannot both
-// find a kernel missing and a setting cannot change between another thread's query and its use.
+// find a kernel missing and ask, and each table holds what the driver was last told or answered.
 std::mutex& tables_mutex() {
   static std::mutex mutex;
   return mutex;
