@@ -23,6 +23,7 @@
 #include "common/block_reduce.cuh"
 #include "common/errors.hpp"
 #include "common/gpu_info.hpp"
+#include "common/kernel_attributes.hpp"
 #include "common/vector_io.cuh"
 
 #include <cuda/atomic>
@@ -275,9 +276,8 @@ FinalWorkspace final_workspace(void* workspace) {
 template <typename T, typename Op, int kLoadsInFlight>
 int final_wave_blocks() {
   static const int blocks = [] {
-    int per_sm = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, reduce_final_kernel<T, Op, kLoadsInFlight>, kFinalBlock, 0));
+    const int per_sm =
+        common::max_blocks_per_sm(reduce_final_kernel<T, Op, kLoadsInFlight>, kFinalBlock, 0);
     return std::min(sm_count() * std::max(per_sm, 1), final_max_blocks());
   }();
   return blocks;
