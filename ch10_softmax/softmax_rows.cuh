@@ -6,6 +6,7 @@
 // skeleton's, next to this file.
 #pragma once
 
+#include "common/bits.cuh"
 #include "common/block_reduce.cuh"
 #include "common/fast_math.cuh"
 #include "common/vector_io.cuh"
@@ -103,38 +104,14 @@ struct Window {
   uint32_t word[4];
 };
 
-__device__ __forceinline__ uint32_t to_bits(float v) {
-  return __float_as_uint(v);
-}
-__device__ __forceinline__ uint32_t to_bits(__half v) {
-  return __half_as_ushort(v);
-}
-__device__ __forceinline__ uint32_t to_bits(__nv_bfloat16 v) {
-  return __bfloat16_as_ushort(v);
-}
-template <typename T>
-__device__ __forceinline__ T from_bits(uint32_t bits);
-template <>
-__device__ __forceinline__ float from_bits<float>(uint32_t bits) {
-  return __uint_as_float(bits);
-}
-template <>
-__device__ __forceinline__ __half from_bits<__half>(uint32_t bits) {
-  return __ushort_as_half(static_cast<unsigned short>(bits));
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_bits<__nv_bfloat16>(uint32_t bits) {
-  return __ushort_as_bfloat16(static_cast<unsigned short>(bits));
-}
-
 // Element i of a window (i a compile-time constant after unrolling).
 template <typename T>
 __device__ __forceinline__ T window_get(const Window<T>& w, int i) {
   constexpr int kPerWord = 4 / sizeof(T);
   if constexpr (kPerWord == 1) {
-    return from_bits<T>(w.word[i]);
+    return common::from_bits<T>(w.word[i]);
   } else {
-    return from_bits<T>((w.word[i / kPerWord] >> (16 * (i % kPerWord))) & 0xFFFFu);
+    return common::from_bits<T>((w.word[i / kPerWord] >> (16 * (i % kPerWord))) & 0xFFFFu);
   }
 }
 
@@ -142,17 +119,17 @@ template <typename T>
 __device__ __forceinline__ void window_set(Window<T>& w, int i, T value) {
   constexpr int kPerWord = 4 / sizeof(T);
   if constexpr (kPerWord == 1) {
-    w.word[i] = to_bits(value);
+    w.word[i] = common::to_bits(value);
   } else {
     const int shift = 16 * (i % kPerWord);
     uint32_t& word = w.word[i / kPerWord];
-    word = (word & ~(0xFFFFu << shift)) | (to_bits(value) << shift);
+    word = (word & ~(0xFFFFu << shift)) | (common::to_bits(value) << shift);
   }
 }
 
 template <typename T>
 __device__ __forceinline__ Window<T> fill_pack(T fill) {
-  const uint32_t bits = sizeof(T) == 4 ? to_bits(fill) : to_bits(fill) * 0x10001u;
+  const uint32_t bits = sizeof(T) == 4 ? common::to_bits(fill) : common::to_bits(fill) * 0x10001u;
   return {{bits, bits, bits, bits}};
 }
 
@@ -260,12 +237,12 @@ __device__ __forceinline__ Window<T> narrow(const float (&in)[kPackSize<T>]) {
   if constexpr (sizeof(T) == 4) {
 #pragma unroll
     for (int i = 0; i < 4; ++i)
-      window.word[i] = to_bits(from_compute<T>(in[i]));
+      window.word[i] = common::to_bits(from_compute<T>(in[i]));
   } else {
 #pragma unroll
     for (int i = 0; i < 4; ++i)
-      window.word[i] =
-          to_bits(from_compute<T>(in[2 * i])) | (to_bits(from_compute<T>(in[2 * i + 1])) << 16);
+      window.word[i] = common::to_bits(from_compute<T>(in[2 * i])) |
+                       (common::to_bits(from_compute<T>(in[2 * i + 1])) << 16);
   }
   return window;
 }

@@ -41,12 +41,7 @@ __device__ __forceinline__ void find_bucket(SelectScratch& s, int need) {
 #pragma unroll
   for (int j = 0; j < kBinsPerLane; ++j)
     total += s.histogram[top - j];
-  int inclusive = total;
-#pragma unroll
-  for (int d = 1; d < common::kWarpSize; d *= 2) {
-    const int from_below = __shfl_up_sync(common::kFullWarpMask, inclusive, d);
-    if (lane >= d) inclusive += from_below;
-  }
+  const int inclusive = common::warp_inclusive_sum(total);
   const int exclusive = inclusive - total;
   if (exclusive < need && need <= inclusive) {
     int acc = exclusive;

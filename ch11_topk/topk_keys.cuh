@@ -16,7 +16,9 @@
 
 #include "topk.h"
 
+#include "common/bits.cuh"
 #include "common/block_reduce.cuh"
+#include "common/dtype.hpp"
 #include "common/errors.hpp"
 #include "common/overlap.hpp"
 
@@ -30,37 +32,23 @@ namespace topk::detail {
 
 constexpr uint64_t kEmptySlot = 0;
 
+// A key's width, and the bits of +inf: a magnitude (the bits but the sign) above them is a NaN.
 template <typename T>
 struct KeyTraits;
 template <>
 struct KeyTraits<float> {
   static constexpr int kBits = 32;
   static constexpr uint32_t kInfBits = 0x7F800000u;
-  __device__ __forceinline__ static uint32_t bits(float v) { return __float_as_uint(v); }
-  __device__ __forceinline__ static float to_float(float v) { return v; }
-  __device__ __forceinline__ static float from_bits(uint32_t b) { return __uint_as_float(b); }
 };
 template <>
 struct KeyTraits<__half> {
   static constexpr int kBits = 16;
   static constexpr uint32_t kInfBits = 0x7C00u;
-  __device__ __forceinline__ static uint32_t bits(__half v) { return __half_as_ushort(v); }
-  __device__ __forceinline__ static float to_float(__half v) { return __half2float(v); }
-  __device__ __forceinline__ static __half from_bits(uint32_t b) {
-    return __ushort_as_half(static_cast<unsigned short>(b));
-  }
 };
 template <>
 struct KeyTraits<__nv_bfloat16> {
   static constexpr int kBits = 16;
   static constexpr uint32_t kInfBits = 0x7F80u;
-  __device__ __forceinline__ static uint32_t bits(__nv_bfloat16 v) {
-    return __bfloat16_as_ushort(v);
-  }
-  __device__ __forceinline__ static float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-  __device__ __forceinline__ static __nv_bfloat16 from_bits(uint32_t b) {
-    return __ushort_as_bfloat16(static_cast<unsigned short>(b));
-  }
 };
 
 // A key's top bit (set for values >= +0.0) and all its bits (16 for half and bf16).
@@ -81,7 +69,7 @@ __device__ __forceinline__ uint32_t order_key_of_bits(uint32_t b) {
 }
 template <typename T>
 __device__ __forceinline__ uint32_t order_key(T value) {
-  return order_key_of_bits<T>(KeyTraits<T>::bits(value));
+  return order_key_of_bits<T>(common::to_bits(value));
 }
 
 // The inverse of order_key, as raw bits: the bits order_key maps to `key`. It undoes order_key
@@ -101,7 +89,7 @@ __device__ __forceinline__ bool key_merges_values(uint32_t key) {
 // test: composite >= threshold implies !(value < key_value(threshold's key)).
 template <typename T>
 __device__ __forceinline__ float key_value(uint32_t key) {
-  return KeyTraits<T>::to_float(KeyTraits<T>::from_bits(bits_of_key<T>(key)));
+  return common::to_float(common::from_bits<T>(bits_of_key<T>(key)));
 }
 
 __device__ __forceinline__ uint64_t composite(uint32_t key, uint32_t index) {
@@ -145,12 +133,7 @@ struct Reservation {
 };
 __device__ __forceinline__ Reservation warp_reserve(int* count, int n) {
   const int lane = threadIdx.x % common::kWarpSize;
-  int inclusive = n;
-#pragma unroll
-  for (int d = 1; d < common::kWarpSize; d *= 2) {
-    const int from_below = __shfl_up_sync(common::kFullWarpMask, inclusive, d);
-    if (lane >= d) inclusive += from_below;
-  }
+  const int inclusive = common::warp_inclusive_sum(n);
   constexpr int kLast = common::kWarpSize - 1;
   const int total = __shfl_sync(common::kFullWarpMask, inclusive, kLast);
   if (total == 0) return {0, -1};
@@ -241,7 +224,7 @@ __device__ __forceinline__ void write_slot(const T* row, uint64_t c, T* values, 
   if (values) {
     const uint32_t key = static_cast<uint32_t>(c >> 32);
     values[slot] =
-        key_merges_values<T>(key) ? row[index] : KeyTraits<T>::from_bits(bits_of_key<T>(key));
+        key_merges_values<T>(key) ? row[index] : common::from_bits<T>(bits_of_key<T>(key));
   }
   indices[slot] = index;
 }

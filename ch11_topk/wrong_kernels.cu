@@ -2,6 +2,8 @@
 
 #include "topk_keys.cuh"
 
+#include "common/bits.cuh"
+#include "common/dtype.hpp"
 #include "common/errors.hpp"
 
 namespace wrong_kernels {
@@ -12,7 +14,7 @@ using topk::detail::composite_index;
 template <typename T>
 __device__ uint64_t ranked(T v, int64_t i, Flaw flaw) {
   uint32_t key = topk::detail::order_key(v);
-  const float f = topk::detail::KeyTraits<T>::to_float(v);
+  const float f = common::to_float(v);
   if (flaw == Flaw::NaNAsSmallest && f != f) key = 0;
   const uint32_t index = static_cast<uint32_t>(i);
   if (flaw == Flaw::TiesToHigherIndex)
@@ -38,7 +40,6 @@ __device__ int64_t index_of(uint64_t c, Flaw flaw) {
 template <typename T>
 __global__ void topk_kernel(Flaw flaw, const T* x, int64_t M, int64_t N, int k, T* values,
                             int64_t* indices) {
-  using Traits = topk::detail::KeyTraits<T>;
   const int64_t r = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
   if (r >= M) return;
   const T* row = x + r * N;
@@ -49,9 +50,9 @@ __global__ void topk_kernel(Flaw flaw, const T* x, int64_t M, int64_t N, int k, 
     const int64_t slot = r * k + (flaw == Flaw::Ascending ? k - 1 - j : j);
     const int64_t i = index_of(previous, flaw);
     const uint32_t key = static_cast<uint32_t>(previous >> 32);
-    values[slot] = flaw == Flaw::Zeros ? Traits::from_bits(0)  // +0.0
+    values[slot] = flaw == Flaw::Zeros ? common::from_bits<T>(0)  // +0.0
                    : flaw == Flaw::DropsNaNPayload
-                       ? Traits::from_bits(topk::detail::bits_of_key<T>(key))
+                       ? common::from_bits<T>(topk::detail::bits_of_key<T>(key))
                        : row[i];
     indices[slot] = flaw == Flaw::Zeros ? 0 : i;
   }
@@ -61,7 +62,7 @@ __global__ void topk_kernel(Flaw flaw, const T* x, int64_t M, int64_t N, int k, 
   }
   if (flaw == Flaw::ZeroesWinners)
     for (int j = 0; j < k; ++j)
-      const_cast<T*>(row)[indices[r * k + j]] = Traits::from_bits(0);
+      const_cast<T*>(row)[indices[r * k + j]] = common::from_bits<T>(0);
 }
 
 __global__ void softmax_topk_kernel(SoftmaxFlaw flaw, const float* x, int64_t M, int64_t N, int k,

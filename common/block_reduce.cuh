@@ -1,9 +1,11 @@
-// Warp and block reductions built on warp shuffles, generic over the value type and the operator.
+// Warp and block reductions built on warp shuffles, generic over the value type and the operator,
+// and a warp's prefix sum.
 //
 //   float s = common::block_reduce(x, common::Sum{}, 0.0f);        // every thread gets the sum
 //   MaxSum p = common::warp_reduce(p, common::MaxSumMerge{});      // online softmax pair
 //   Welford w = common::block_reduce(w, common::WelfordMerge{}, common::Welford{0, 0, 0});
 //   MaxSum p = common::block_reduce_max_sum(p);   // the same pair, reduced level by level
+//   int below = common::warp_inclusive_sum(n) - n;  // the sum of n over the lanes below
 //
 // Rules: blockDim.x is a multiple of 32 (at most 1024) and every thread of the block calls
 // block_reduce (it contains barriers). Value types are trivially copyable, 4-byte multiples.
@@ -38,6 +40,18 @@ __device__ __forceinline__ T warp_reduce(T value, Op op) {
 #pragma unroll
   for (int lane_mask = kWarpSize / 2; lane_mask > 0; lane_mask /= 2)
     value = op(value, shfl_xor(value, lane_mask));
+  return value;
+}
+
+// Inclusive prefix sum over the lanes of a warp, in log2(32) shuffle steps (Hillis and Steele):
+// lane l gets the sum of the values of lanes 0 to l. Every lane of the warp calls it.
+__device__ __forceinline__ int warp_inclusive_sum(int value) {
+  const int lane = threadIdx.x % kWarpSize;
+#pragma unroll
+  for (int offset = 1; offset < kWarpSize; offset *= 2) {
+    const int from_below = __shfl_up_sync(kFullWarpMask, value, offset);
+    if (lane >= offset) value += from_below;
+  }
   return value;
 }
 

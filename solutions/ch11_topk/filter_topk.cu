@@ -271,7 +271,7 @@ struct RawPack {
     if constexpr (std::is_same_v<T, __nv_bfloat16>)  // a bf16 is the high half of a float
       return __uint_as_float(e % 2 ? word(e / 2) & 0xFFFF0000u : word(e / 2) << 16);
     else
-      return KeyTraits<T>::to_float(KeyTraits<T>::from_bits(bits(e)));
+      return common::to_float(common::from_bits<T>(bits(e)));
   }
   // The largest element as a float, NaN when any element is NaN (NaN ranks above everything):
   // half and bf16 pairs are compared two at a time (one packed max per two words).
@@ -413,7 +413,7 @@ __device__ __forceinline__ void stream_elements(const T* row, int64_t begin, int
       load_tile(0);
     }
     edge = composite(order_key(v), static_cast<uint32_t>(begin + i));
-    edge_value = KeyTraits<T>::to_float(v);
+    edge_value = common::to_float(v);
     edge_valid = valid;
     if constexpr (kSoftmax) {
       const float y[1] = {valid ? scaled_logit(edge_value, scale) : -INFINITY};
